@@ -1,0 +1,173 @@
+package config
+
+import (
+	"net"
+	"net/url"
+	"path"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+const boolExpect = "a boolean: 1/0, true/false, yes/no or on/off"
+
+// ParseBool accepts the spellings Batocera users write: 1/0, true/false,
+// yes/no, on/off (any case).
+func ParseBool(v string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "yes", "on":
+		return true, nil
+	case "0", "false", "no", "off":
+		return false, nil
+	}
+	return false, strconv.ErrSyntax
+}
+
+func isBool(v string) bool { _, err := ParseBool(v); return err == nil }
+
+func boolText(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+func intRange(lo, hi int) func(string) bool {
+	return func(v string) bool {
+		n, err := strconv.Atoi(v)
+		return err == nil && n >= lo && n <= hi
+	}
+}
+
+func oneOf(v string, options ...string) bool {
+	for _, o := range options {
+		if v == o {
+			return true
+		}
+	}
+	return false
+}
+
+// printable: valid UTF-8, no control or format characters, rune count in range.
+func printable(v string, lo, hi int) bool {
+	if !utf8.ValidString(v) {
+		return false
+	}
+	n := 0
+	for _, r := range v {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			return false
+		}
+		n++
+	}
+	return n >= lo && n <= hi
+}
+
+func secretText(v string) bool {
+	if !utf8.ValidString(v) || len(v) > 1024 {
+		return false
+	}
+	return !strings.ContainsAny(v, "\x00\r\n")
+}
+
+// IsCabinetID reports whether v is a valid cabinet id: 1 to 48 of [a-z0-9_].
+// The id builds HA unique_ids and MQTT topics, so it is deliberately narrow.
+func IsCabinetID(v string) bool {
+	if len(v) == 0 || len(v) > 48 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+func clientID(v string) bool {
+	if len(v) == 0 || len(v) > 64 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func absPath(v string) bool {
+	return utf8.ValidString(v) && len(v) <= 4096 && path.IsAbs(v) && !strings.ContainsAny(v, "\x00\r\n")
+}
+
+func hostPort(v string) bool {
+	host, port, err := net.SplitHostPort(v)
+	if err != nil || strings.ContainsAny(host, "/ \x00") {
+		return false
+	}
+	n, err := strconv.Atoi(port)
+	return err == nil && n >= 0 && n <= 65535
+}
+
+func httpURL(v string) bool {
+	u, err := url.Parse(v)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil
+}
+
+func brokerURL(v string) bool {
+	u, err := url.Parse(v)
+	if err != nil || u.Host == "" || u.User != nil {
+		return false
+	}
+	switch u.Scheme {
+	case "tcp", "mqtt", "ssl", "tls", "mqtts", "ws", "wss":
+	default:
+		return false
+	}
+	return u.Port() != "" || u.Hostname() != ""
+}
+
+// topicPrefix: one or more MQTT topic levels, no wildcards, no empty level.
+func topicPrefix(v string) bool {
+	if v == "" || len(v) > 128 || !utf8.ValidString(v) || strings.ContainsAny(v, "+#\x00 ") {
+		return false
+	}
+	for _, level := range strings.Split(v, "/") {
+		if level == "" {
+			return false
+		}
+	}
+	return true
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func hostList(v string) bool {
+	for _, h := range splitList(v) {
+		if len(h) > 253 || strings.ContainsAny(h, "/ \x00@") || !utf8.ValidString(h) {
+			return false
+		}
+	}
+	return true
+}
+
+func originList(v string) bool {
+	for _, o := range splitList(v) {
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
+			return false
+		}
+	}
+	return true
+}

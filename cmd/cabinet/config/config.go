@@ -1,0 +1,144 @@
+package config
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+// Secret holds a credential. Its String and JSON forms are masked so that a
+// secret passed to a logger or printed by mistake never shows; call Reveal
+// where the real value is needed (the MQTT dial, an HTTP header).
+type Secret string
+
+// Mask is what a set secret prints as.
+const Mask = "********"
+
+func (s Secret) String() string {
+	if s == "" {
+		return ""
+	}
+	return Mask
+}
+
+// GoString masks %#v too.
+func (s Secret) GoString() string { return s.String() }
+
+// MarshalText masks JSON and zerolog output.
+func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// Reveal returns the secret itself.
+func (s Secret) Reveal() string { return string(s) }
+
+// Config is the effective configuration. Paths are as written; use Path and
+// the helpers below to get them resolved under cabinet.paths.root.
+type Config struct {
+	Name          string
+	ID            string
+	StateDir      string
+	Root          string
+	ESURL         string
+	RetroArchAddr string
+	ScreenshotDir string
+	MQTT          MQTT
+	Tracker       Tracker
+	MCP           MCP
+	HA            HA
+	RomM          RomM
+	ROMarr        ROMarr
+	Library       Library
+	LogLevel      string
+}
+
+// MQTT is the broker link.
+type MQTT struct {
+	Broker          string
+	Username        string
+	Password        Secret
+	PasswordFile    string
+	CAFile          string
+	ClientID        string
+	DiscoveryPrefix string
+	BaseTopic       string
+	HAStatusTopic   string
+}
+
+// Tracker holds the play-tracking rules.
+type Tracker struct {
+	MinSessionSeconds         int
+	IgnoreScreensaverLaunches bool
+}
+
+// MCP holds the MCP server switches.
+type MCP struct {
+	Listen         string
+	ReadOnly       bool
+	DryRun         bool
+	AllowedHosts   []string
+	AllowedOrigins []string
+}
+
+// HA holds Home Assistant options.
+type HA struct{ Controls bool }
+
+// RomM is the household's RomM server.
+type RomM struct {
+	URL       string
+	Token     Secret
+	TokenFile string
+}
+
+// ROMarr is the household's ROMarr server.
+type ROMarr struct {
+	URL        string
+	APIKey     Secret
+	APIKeyFile string
+}
+
+// Library holds the library write switches.
+type Library struct{ AllowWrites, AllowInstall bool }
+
+// Default returns the configuration with every key at its default.
+func Default() Config {
+	var c Config
+	for _, k := range keys() {
+		k.set(&c, k.def)
+	}
+	return c
+}
+
+// Path resolves a system path (such as /userdata/system/batocera.conf) under
+// cabinet.paths.root, so tests and the simulator run on a fake tree. An
+// empty root leaves the path unchanged.
+func (c *Config) Path(p string) string { return ResolvePath(c.Root, p) }
+
+// ResolvePath joins root and an absolute system path.
+func ResolvePath(root, p string) string {
+	if root == "" || p == "" {
+		return p
+	}
+	return filepath.Join(root, strings.TrimPrefix(p, "/"))
+}
+
+// StatePath is the resolved state directory (store, log, token, id).
+func (c *Config) StatePath() string { return c.Path(c.StateDir) }
+
+// RunDir is the tmpfs directory for the daemon socket and the screensaver
+// flag (/var/run/cabinet): /userdata may be vfat, which has no sockets.
+func (c *Config) RunDir() string { return c.Path("/var/run/cabinet") }
+
+// ScreenshotPath is the resolved RetroArch screenshot folder.
+func (c *Config) ScreenshotPath() string { return c.Path(c.ScreenshotDir) }
+
+// MQTTEnabled reports whether a broker is configured.
+func (c *Config) MQTTEnabled() bool { return c.MQTT.Broker != "" }
+
+// Secrets lists the non-empty secret values, for log redaction.
+func (c *Config) Secrets() []string {
+	var out []string
+	for _, s := range []Secret{c.MQTT.Password, c.RomM.Token, c.ROMarr.APIKey} {
+		if s != "" {
+			out = append(out, s.Reveal())
+		}
+	}
+	return out
+}

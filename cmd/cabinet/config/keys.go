@@ -1,0 +1,170 @@
+// Package config owns Cabinet's configuration: the `cabinet.*` keys read from
+// batocera.conf (or CABINET_CONFIG), overridden by CABINET_<KEY> environment
+// variables and --set flags, their defaults, validation and provenance.
+//
+// The key names are a contract (scripts, docs and users rely on them); every
+// key is documented in batocera.conf.d/cabinet.conf and a test keeps the two
+// in step.
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// kind says how a value is parsed and validated.
+type kind int
+
+const (
+	kString kind = iota
+	kBool
+	kInt
+	kPath   // absolute path, resolved under cabinet.paths.root
+	kSecret // masked everywhere; has a _file twin
+	kList   // comma-separated
+)
+
+// key describes one cabinet.* key. get/set bind it to a Config field; check
+// validates the raw text and says what is expected when it is wrong.
+type key struct {
+	name   string
+	def    string
+	kind   kind
+	expect string // what a valid value looks like, for error messages
+	check  func(v string) bool
+	get    func(c *Config) string
+	set    func(c *Config, v string)
+	// fileOf names the secret key a `…_file` key fills.
+	fileOf string
+}
+
+// keys returns the key table. It is a function, not a package variable, so
+// that nothing is built at program start (every ES event starts this binary).
+func keys() []key {
+	return []key{
+		{name: "cabinet.name", def: "Batocera", kind: kString, expect: "a device name of 1 to 64 printable characters",
+			check: func(v string) bool { return printable(v, 1, 64) },
+			get:   func(c *Config) string { return c.Name }, set: func(c *Config, v string) { c.Name = v }},
+		{name: "cabinet.id", def: "", kind: kString, expect: "empty (generated once) or 1 to 48 of [a-z0-9_]",
+			check: func(v string) bool { return v == "" || IsCabinetID(v) },
+			get:   func(c *Config) string { return c.ID }, set: func(c *Config, v string) { c.ID = v }},
+		{name: "cabinet.state_dir", def: "/userdata/system/cabinet", kind: kPath, expect: "an absolute directory path",
+			check: absPath, get: func(c *Config) string { return c.StateDir }, set: func(c *Config, v string) { c.StateDir = v }},
+		{name: "cabinet.paths.root", def: "", kind: kString, expect: "empty or an absolute directory path (a prefix for every system path)",
+			check: func(v string) bool { return v == "" || absPath(v) },
+			get:   func(c *Config) string { return c.Root }, set: func(c *Config, v string) { c.Root = v }},
+		{name: "cabinet.es.url", def: "http://127.0.0.1:1234", kind: kString, expect: "an http:// URL such as http://127.0.0.1:1234",
+			check: httpURL, get: func(c *Config) string { return c.ESURL }, set: func(c *Config, v string) { c.ESURL = v }},
+		{name: "cabinet.retroarch.addr", def: "127.0.0.1:55355", kind: kString, expect: "host:port, such as 127.0.0.1:55355",
+			check: hostPort, get: func(c *Config) string { return c.RetroArchAddr }, set: func(c *Config, v string) { c.RetroArchAddr = v }},
+		{name: "cabinet.retroarch.screenshot_dir", def: "/userdata/screenshots", kind: kPath, expect: "an absolute directory path",
+			check: absPath, get: func(c *Config) string { return c.ScreenshotDir }, set: func(c *Config, v string) { c.ScreenshotDir = v }},
+		{name: "cabinet.mqtt.broker", def: "", kind: kString, expect: "empty (MQTT off) or tcp://host:1883, ssl://host:8883 (also mqtt://, mqtts://, ws://, wss://)",
+			check: func(v string) bool { return v == "" || brokerURL(v) },
+			get:   func(c *Config) string { return c.MQTT.Broker }, set: func(c *Config, v string) { c.MQTT.Broker = v }},
+		{name: "cabinet.mqtt.username", def: "", kind: kString, expect: "a user name of at most 256 printable characters",
+			check: func(v string) bool { return printable(v, 0, 256) },
+			get:   func(c *Config) string { return c.MQTT.Username }, set: func(c *Config, v string) { c.MQTT.Username = v }},
+		{name: "cabinet.mqtt.password", def: "", kind: kSecret, expect: "a password of at most 1024 characters on one line",
+			check: secretText, get: func(c *Config) string { return c.MQTT.Password.Reveal() }, set: func(c *Config, v string) { c.MQTT.Password = Secret(v) }},
+		{name: "cabinet.mqtt.password_file", def: "", kind: kPath, fileOf: "cabinet.mqtt.password", expect: "empty or an absolute file path",
+			check: func(v string) bool { return v == "" || absPath(v) },
+			get:   func(c *Config) string { return c.MQTT.PasswordFile }, set: func(c *Config, v string) { c.MQTT.PasswordFile = v }},
+		{name: "cabinet.mqtt.ca_file", def: "", kind: kPath, expect: "empty or an absolute path to a PEM CA bundle",
+			check: func(v string) bool { return v == "" || absPath(v) },
+			get:   func(c *Config) string { return c.MQTT.CAFile }, set: func(c *Config, v string) { c.MQTT.CAFile = v }},
+		{name: "cabinet.mqtt.client_id", def: "", kind: kString, expect: "empty (cabinet_<id>) or 1 to 64 of [A-Za-z0-9_-]",
+			check: func(v string) bool { return v == "" || clientID(v) },
+			get:   func(c *Config) string { return c.MQTT.ClientID }, set: func(c *Config, v string) { c.MQTT.ClientID = v }},
+		{name: "cabinet.mqtt.discovery_prefix", def: "homeassistant", kind: kString, expect: "an MQTT topic prefix without wildcards, such as homeassistant",
+			check: topicPrefix, get: func(c *Config) string { return c.MQTT.DiscoveryPrefix }, set: func(c *Config, v string) { c.MQTT.DiscoveryPrefix = v }},
+		{name: "cabinet.mqtt.base_topic", def: "batocera", kind: kString, expect: "an MQTT topic prefix without wildcards, such as batocera",
+			check: topicPrefix, get: func(c *Config) string { return c.MQTT.BaseTopic }, set: func(c *Config, v string) { c.MQTT.BaseTopic = v }},
+		{name: "cabinet.mqtt.ha_status_topic", def: "homeassistant/status", kind: kString, expect: "an MQTT topic without wildcards",
+			check: topicPrefix, get: func(c *Config) string { return c.MQTT.HAStatusTopic }, set: func(c *Config, v string) { c.MQTT.HAStatusTopic = v }},
+		{name: "cabinet.tracker.min_session_seconds", def: "60", kind: kInt, expect: "a whole number of seconds from 0 to 86400",
+			check: intRange(0, 86400), get: func(c *Config) string { return strconv.Itoa(c.Tracker.MinSessionSeconds) },
+			set: func(c *Config, v string) { c.Tracker.MinSessionSeconds, _ = strconv.Atoi(v) }},
+		{name: "cabinet.tracker.ignore_screensaver_launches", def: "1", kind: kBool, expect: boolExpect,
+			check: isBool, get: func(c *Config) string { return boolText(c.Tracker.IgnoreScreensaverLaunches) },
+			set: func(c *Config, v string) { c.Tracker.IgnoreScreensaverLaunches, _ = ParseBool(v) }},
+		{name: "cabinet.mcp.listen", def: "0.0.0.0:8717", kind: kString, expect: "host:port, such as 0.0.0.0:8717 or 127.0.0.1:0",
+			check: hostPort, get: func(c *Config) string { return c.MCP.Listen }, set: func(c *Config, v string) { c.MCP.Listen = v }},
+		{name: "cabinet.mcp.read_only", def: "0", kind: kBool, expect: boolExpect,
+			check: isBool, get: func(c *Config) string { return boolText(c.MCP.ReadOnly) },
+			set: func(c *Config, v string) { c.MCP.ReadOnly, _ = ParseBool(v) }},
+		{name: "cabinet.mcp.dry_run", def: "0", kind: kBool, expect: boolExpect,
+			check: isBool, get: func(c *Config) string { return boolText(c.MCP.DryRun) },
+			set: func(c *Config, v string) { c.MCP.DryRun, _ = ParseBool(v) }},
+		{name: "cabinet.mcp.allowed_hosts", def: "", kind: kList, expect: "a comma-separated list of host names or addresses",
+			check: hostList, get: func(c *Config) string { return strings.Join(c.MCP.AllowedHosts, ",") },
+			set: func(c *Config, v string) { c.MCP.AllowedHosts = splitList(v) }},
+		{name: "cabinet.mcp.allowed_origins", def: "", kind: kList, expect: "a comma-separated list of origins such as https://ha.lan",
+			check: originList, get: func(c *Config) string { return strings.Join(c.MCP.AllowedOrigins, ",") },
+			set: func(c *Config, v string) { c.MCP.AllowedOrigins = splitList(v) }},
+		{name: "cabinet.ha.controls", def: "0", kind: kBool, expect: boolExpect,
+			check: isBool, get: func(c *Config) string { return boolText(c.HA.Controls) },
+			set: func(c *Config, v string) { c.HA.Controls, _ = ParseBool(v) }},
+		{name: "cabinet.romm.url", def: "", kind: kString, expect: "empty or an http(s):// URL",
+			check: func(v string) bool { return v == "" || httpURL(v) },
+			get:   func(c *Config) string { return c.RomM.URL }, set: func(c *Config, v string) { c.RomM.URL = v }},
+		{name: "cabinet.romm.token", def: "", kind: kSecret, expect: "a token of at most 1024 characters on one line",
+			check: secretText, get: func(c *Config) string { return c.RomM.Token.Reveal() }, set: func(c *Config, v string) { c.RomM.Token = Secret(v) }},
+		{name: "cabinet.romm.token_file", def: "", kind: kPath, fileOf: "cabinet.romm.token", expect: "empty or an absolute file path",
+			check: func(v string) bool { return v == "" || absPath(v) },
+			get:   func(c *Config) string { return c.RomM.TokenFile }, set: func(c *Config, v string) { c.RomM.TokenFile = v }},
+		{name: "cabinet.romarr.url", def: "", kind: kString, expect: "empty or an http(s):// URL",
+			check: func(v string) bool { return v == "" || httpURL(v) },
+			get:   func(c *Config) string { return c.ROMarr.URL }, set: func(c *Config, v string) { c.ROMarr.URL = v }},
+		{name: "cabinet.romarr.api_key", def: "", kind: kSecret, expect: "a key of at most 1024 characters on one line",
+			check: secretText, get: func(c *Config) string { return c.ROMarr.APIKey.Reveal() }, set: func(c *Config, v string) { c.ROMarr.APIKey = Secret(v) }},
+		{name: "cabinet.romarr.api_key_file", def: "", kind: kPath, fileOf: "cabinet.romarr.api_key", expect: "empty or an absolute file path",
+			check: func(v string) bool { return v == "" || absPath(v) },
+			get:   func(c *Config) string { return c.ROMarr.APIKeyFile }, set: func(c *Config, v string) { c.ROMarr.APIKeyFile = v }},
+		{name: "cabinet.library.allow_writes", def: "0", kind: kBool, expect: boolExpect,
+			check: isBool, get: func(c *Config) string { return boolText(c.Library.AllowWrites) },
+			set: func(c *Config, v string) { c.Library.AllowWrites, _ = ParseBool(v) }},
+		{name: "cabinet.library.allow_install", def: "0", kind: kBool, expect: boolExpect,
+			check: isBool, get: func(c *Config) string { return boolText(c.Library.AllowInstall) },
+			set: func(c *Config, v string) { c.Library.AllowInstall, _ = ParseBool(v) }},
+		{name: "cabinet.log.level", def: "info", kind: kString, expect: "one of trace, debug, info, warn, error, disabled",
+			check: func(v string) bool { return oneOf(v, "trace", "debug", "info", "warn", "error", "disabled") },
+			get:   func(c *Config) string { return c.LogLevel }, set: func(c *Config, v string) { c.LogLevel = v }},
+	}
+}
+
+// KeyDoc is one key's name, default and whether it is a secret, for docs
+// and the consistency test with batocera.conf.d/cabinet.conf.
+type KeyDoc struct {
+	Name    string
+	Default string
+	Secret  bool
+}
+
+// Keys lists every known key in table order.
+func Keys() []KeyDoc {
+	ks := keys()
+	out := make([]KeyDoc, len(ks))
+	for i, k := range ks {
+		out[i] = KeyDoc{Name: k.name, Default: k.def, Secret: k.kind == kSecret}
+	}
+	return out
+}
+
+// EnvName maps a key to its environment variable: cabinet.mqtt.broker →
+// CABINET_MQTT_BROKER.
+func EnvName(key string) string {
+	return strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+}
+
+func lookupKey(ks []key, name string) (key, bool) {
+	for _, k := range ks {
+		if k.name == name {
+			return k, true
+		}
+	}
+	return key{}, false
+}
+
+func (k key) String() string { return fmt.Sprintf("%s (default %q)", k.name, k.def) }

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+const module = "github.com/batocera-cabinet/cabinet"
+
+func goList(t *testing.T, args ...string) []string {
+	t.Helper()
+	out, err := exec.Command("go", append([]string{"list"}, args...)...).Output()
+	if err != nil {
+		t.Fatalf("go list %v: %v", args, err)
+	}
+	return strings.Fields(string(out))
+}
+
+// TestProductionDependencies keeps test machinery out of the binary that
+// runs on every ES event, and keeps hook and daemon apart (they share only
+// hook/tracker and haentities).
+func TestProductionDependencies(t *testing.T) {
+	deps := goList(t, "-deps", ".")
+	for _, d := range deps {
+		switch {
+		case d == "testing", d == "net/http/httptest", strings.HasPrefix(d, "testing/"):
+			t.Errorf("the cabinet binary links %s", d)
+		case strings.HasSuffix(d, "/peertest"):
+			t.Errorf("the cabinet binary links test helper %s", d)
+		}
+	}
+	pairs := []struct{ from, forbidden string }{
+		{module + "/hook/...", module + "/daemon"},
+		{module + "/daemon/...", module + "/hook"},
+	}
+	for _, p := range pairs {
+		pkgs := goList(t, p.from)
+		if len(pkgs) == 0 || strings.Contains(pkgs[0], "matched no packages") {
+			continue
+		}
+		for _, d := range goList(t, append([]string{"-deps"}, pkgs...)...) {
+			if d == p.forbidden || strings.HasPrefix(d, p.forbidden+"/") {
+				// hook/tracker is shared and may be imported by daemon.
+				if p.forbidden == module+"/hook" && strings.HasPrefix(d, module+"/hook/tracker") {
+					continue
+				}
+				t.Errorf("%s imports %s", p.from, d)
+			}
+		}
+	}
+}
+
+// TestStartupCost builds the binary and reports (not asserts: timing is for
+// benchmarks) its start time and the heaviest package inits, and fails if
+// one of our own packages does measurable work at init.
+func TestStartupCost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "cabinet")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	var runs []time.Duration
+	for i := 0; i < 15; i++ {
+		start := time.Now()
+		if err := exec.Command(bin, "version").Run(); err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, time.Since(start))
+	}
+	sort.Slice(runs, func(i, j int) bool { return runs[i] < runs[j] })
+	t.Logf("cabinet version: median %v, min %v over %d runs", runs[len(runs)/2], runs[0], len(runs))
+
+	cmd := exec.Command(bin, "version")
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	// init internal/bytealg @0.004 ms, 0.002 ms clock, 0 bytes, 0 allocs
+	re := regexp.MustCompile(`^init (\S+) @\S+ ms, (\S+) ms clock, (\d+) bytes, (\d+) allocs`)
+	type initCost struct {
+		pkg    string
+		ms     float64
+		allocs int
+	}
+	var costs []initCost
+	sc := bufio.NewScanner(&stderr)
+	for sc.Scan() {
+		m := re.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		ms, _ := strconv.ParseFloat(m[2], 64)
+		allocs, _ := strconv.Atoi(m[4])
+		costs = append(costs, initCost{m[1], ms, allocs})
+		// Our packages may hold a few sentinel errors; anything more is
+		// work every hook run would pay for.
+		if (strings.HasPrefix(m[1], module) || m[1] == "main") && (allocs > 10 || ms > 0.05) {
+			t.Errorf("%s does work at init (%.3f ms, %d allocs): keep package-level state lazy", m[1], ms, allocs)
+		}
+	}
+	sort.Slice(costs, func(i, j int) bool { return costs[i].ms > costs[j].ms })
+	var total float64
+	for _, c := range costs {
+		total += c.ms
+	}
+	t.Logf("package inits: %.2f ms in all; heaviest:", total)
+	for i := 0; i < len(costs) && i < 8; i++ {
+		t.Logf("  %-60s %.3f ms, %d allocs", costs[i].pkg, costs[i].ms, costs[i].allocs)
+	}
+}

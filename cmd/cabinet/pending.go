@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"fmt"
+)
+
+// pending is a subcommand whose feature is still being built: it answers -h
+// and otherwise says which issue brings it.
+type pending struct {
+	env             *env
+	name, args, doc string
+	issue           int
+}
+
+func (p *pending) Run(ctx context.Context, args []string) error {
+	var sets setFlag
+	fs := newFlags(p.env, p.name, p.args, p.doc, &sets)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	return fmt.Errorf("not in this build yet (issue %d)", p.issue)
+}
+
+type serveCommand struct{ env *env }
+
+func (c *serveCommand) Run(ctx context.Context, args []string) error {
+	return (&pending{c.env, "serve", "", "Run the resident daemon.", 6}).Run(ctx, args)
+}
+
+type hookCommand struct{ env *env }
+
+func (c *hookCommand) Run(ctx context.Context, args []string) error {
+	return (&pending{c.env, "hook", "[--source es|configgen] EVENT [ARGS...]", "Record an event.", 4}).Run(ctx, args)
+}
+
+type mcpCommand struct{ env *env }
+
+func (c *mcpCommand) Run(ctx context.Context, args []string) error {
+	return (&pending{c.env, "mcp", "", "Serve MCP over stdio.", 5}).Run(ctx, args)
+}
+
+type callCommand struct{ env *env }
+
+func (c *callCommand) Run(ctx context.Context, args []string) error {
+	return (&pending{c.env, "call", "[--dry-run] TOOL key=value...", "Call one MCP tool.", 5}).Run(ctx, args)
+}
+
+type doctorCommand struct{ env *env }
+
+func (c *doctorCommand) Run(ctx context.Context, args []string) error {
+	return (&pending{c.env, "doctor", "", "Check every layer.", 5}).Run(ctx, args)
+}
+
+type simulateCommand struct{ env *env }
+
+func (c *simulateCommand) Run(ctx context.Context, args []string) error {
+	return (&pending{c.env, "simulate", "[--games N] [--write-config DIR]", "Run a simulated cabinet.", 3}).Run(ctx, args)
+}
+
+type demoCommand struct{ env *env }
+
+func (c *demoCommand) Run(ctx context.Context, args []string) error {
+	return (&pending{c.env, "demo", "", "Run the demo.", 6}).Run(ctx, args)
+}
+
+type tokenCommand struct{ env *env }
+
+func (c *tokenCommand) Run(ctx context.Context, args []string) error {
+	return (&pending{c.env, "token", "new|show", "Create or show the LAN token.", 6}).Run(ctx, args)
+}
