@@ -1,0 +1,229 @@
+// Package mqttbroker is an embedded MQTT broker (mochi-mqtt) on loopback for
+// tests and `cabinet demo`: optional user/password authentication, a record
+// of every message published through it (retain flag kept, like
+// `mosquitto_sub --retain-as-published`), and stop/start on the same port to
+// play a broker restart.
+package mqttbroker
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+
+	mqtt "github.com/mochi-mqtt/server/v2"
+	"github.com/mochi-mqtt/server/v2/listeners"
+	"github.com/mochi-mqtt/server/v2/packets"
+)
+
+// Options configure the broker. The zero value listens on 127.0.0.1:0 and
+// lets anybody in.
+type Options struct {
+	Addr  string            // default 127.0.0.1:0
+	Users map[string]string // user → password; empty: anonymous allowed
+}
+
+// Message is one publish the broker received.
+type Message struct {
+	Topic    string
+	Payload  []byte
+	Retain   bool
+	QoS      byte
+	ClientID string
+}
+
+// Broker is a running embedded broker.
+type Broker struct {
+	opts Options
+	addr string
+
+	mu      sync.Mutex
+	srv     *mqtt.Server
+	msgs    []Message
+	waiters []chan struct{}
+}
+
+// Start starts a broker.
+func Start(opts Options) (*Broker, error) {
+	if opts.Addr == "" {
+		opts.Addr = "127.0.0.1:0"
+	}
+	b := &Broker{opts: opts, addr: opts.Addr}
+	if err := b.start(); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b *Broker) start() error {
+	// Bind ourselves first so port 0 is resolved and kept across restarts.
+	ln, err := net.Listen("tcp", b.addr)
+	if err != nil {
+		return fmt.Errorf("embedded broker: listen %s: %w", b.addr, err)
+	}
+	b.addr = ln.Addr().String()
+	srv := mqtt.New(&mqtt.Options{InlineClient: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err := srv.AddHook(&authHook{users: b.opts.Users}, nil); err != nil {
+		ln.Close()
+		return err
+	}
+	if err := srv.AddHook(&recordHook{b: b}, nil); err != nil {
+		ln.Close()
+		return err
+	}
+	if err := srv.AddListener(listeners.NewNet("tcp", ln)); err != nil {
+		ln.Close()
+		return err
+	}
+	if err := srv.Serve(); err != nil {
+		ln.Close()
+		return fmt.Errorf("embedded broker: %w", err)
+	}
+	b.mu.Lock()
+	b.srv = srv
+	b.mu.Unlock()
+	return nil
+}
+
+// Addr is host:port.
+func (b *Broker) Addr() string { return b.addr }
+
+// URL is tcp://host:port, the form cabinet.mqtt.broker takes.
+func (b *Broker) URL() string { return "tcp://" + b.addr }
+
+// Close stops the broker; connected clients are dropped (their wills fire).
+func (b *Broker) Close() error {
+	b.mu.Lock()
+	srv := b.srv
+	b.srv = nil
+	b.mu.Unlock()
+	if srv == nil {
+		return nil
+	}
+	return srv.Close()
+}
+
+// Restart stops the broker and starts a fresh one on the same address (no
+// persistence: retained messages are gone, as with a Mosquitto without a
+// persistence file).
+func (b *Broker) Restart() error {
+	if err := b.Close(); err != nil {
+		return err
+	}
+	return b.start()
+}
+
+// Publish sends a message from the broker itself (plays Home Assistant's
+// birth message or a command).
+func (b *Broker) Publish(topic string, payload []byte, retain bool) error {
+	b.mu.Lock()
+	srv := b.srv
+	b.mu.Unlock()
+	if srv == nil {
+		return errors.New("embedded broker: not running")
+	}
+	return srv.Publish(topic, payload, retain, 1)
+}
+
+// Messages returns everything published so far.
+func (b *Broker) Messages() []Message {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]Message(nil), b.msgs...)
+}
+
+// Reset forgets the recorded messages.
+func (b *Broker) Reset() {
+	b.mu.Lock()
+	b.msgs = nil
+	b.mu.Unlock()
+}
+
+// Changed returns a channel closed at the next recorded message, so tests
+// wait on a condition instead of sleeping.
+func (b *Broker) Changed() <-chan struct{} {
+	ch := make(chan struct{})
+	b.mu.Lock()
+	b.waiters = append(b.waiters, ch)
+	b.mu.Unlock()
+	return ch
+}
+
+// Retained returns the broker's current retained payload for topic.
+func (b *Broker) Retained(topic string) ([]byte, bool) {
+	b.mu.Lock()
+	srv := b.srv
+	b.mu.Unlock()
+	if srv == nil {
+		return nil, false
+	}
+	for _, pk := range srv.Topics.Messages(topic) {
+		if pk.TopicName == topic {
+			return pk.Payload, true
+		}
+	}
+	return nil, false
+}
+
+// Capture renders the recorded messages as `mosquitto_sub -V 5
+// --retain-as-published -F '%r %t %p'` lines: "RETAIN TOPIC PAYLOAD".
+func (b *Broker) Capture() []byte {
+	var buf bytes.Buffer
+	for _, m := range b.Messages() {
+		r := 0
+		if m.Retain {
+			r = 1
+		}
+		fmt.Fprintf(&buf, "%d %s %s\n", r, m.Topic, m.Payload)
+	}
+	return buf.Bytes()
+}
+
+func (b *Broker) record(m Message) {
+	b.mu.Lock()
+	b.msgs = append(b.msgs, m)
+	ws := b.waiters
+	b.waiters = nil
+	b.mu.Unlock()
+	for _, w := range ws {
+		close(w)
+	}
+}
+
+type authHook struct {
+	mqtt.HookBase
+	users map[string]string
+}
+
+func (h *authHook) ID() string { return "cabinet-auth" }
+func (h *authHook) Provides(b byte) bool {
+	return b == mqtt.OnConnectAuthenticate || b == mqtt.OnACLCheck
+}
+func (h *authHook) OnConnectAuthenticate(cl *mqtt.Client, pk packets.Packet) bool {
+	if len(h.users) == 0 {
+		return true
+	}
+	want, ok := h.users[string(pk.Connect.Username)]
+	return ok && pk.Connect.PasswordFlag && want == string(pk.Connect.Password)
+}
+func (h *authHook) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool { return true }
+
+type recordHook struct {
+	mqtt.HookBase
+	b *Broker
+}
+
+func (h *recordHook) ID() string { return "cabinet-record" }
+func (h *recordHook) Provides(b byte) bool {
+	return b == mqtt.OnPublished || b == mqtt.OnWillSent
+}
+
+// OnWillSent records a last will the broker published for a lost client.
+func (h *recordHook) OnWillSent(cl *mqtt.Client, pk packets.Packet) { h.OnPublished(cl, pk) }
+func (h *recordHook) OnPublished(cl *mqtt.Client, pk packets.Packet) {
+	h.b.record(Message{Topic: pk.TopicName, Payload: append([]byte(nil), pk.Payload...),
+		Retain: pk.FixedHeader.Retain, QoS: pk.FixedHeader.Qos, ClientID: cl.ID})
+}
