@@ -1,0 +1,232 @@
+// Package outbox is Cabinet's store on /userdata (bbolt): the tracker's
+// state, the latest value of every retained topic with its delivery mark,
+// the bounded queue of events still to deliver, the session history, the
+// name cache, and a schema version. Every change is one fsynced
+// transaction, so a power cut at any instant leaves a consistent store, and
+// "persisted" always means committed.
+//
+// Only one process owns the store at a time (the daemon, or one hook when no
+// daemon runs); Open waits a short, bounded time for that ownership because
+// bbolt itself would wait forever.
+package outbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+)
+
+// SchemaVersion is the layout this code reads and writes.
+const SchemaVersion = 1
+
+// ErrLocked means another process owns the store and did not let go within
+// the lock timeout: the caller spools its event instead.
+var ErrLocked = errors.New("the store is busy (another cabinet process owns it)")
+
+// ErrCorrupt means the store could not be read; Open moves such a file
+// aside and starts a new one, so the caller only sees it from operations.
+var ErrCorrupt = errors.New("the store is damaged")
+
+var (
+	bMeta      = []byte("meta")
+	bTracker   = []byte("tracker")
+	bRetained  = []byte("retained")
+	bQueue     = []byte("queue")
+	bSessions  = []byte("sessions")
+	bKeys      = []byte("keys")
+	bNames     = []byte("names")
+	bSystems   = []byte("systems")
+	allBuckets = [][]byte{bMeta, bTracker, bRetained, bQueue, bSessions, bKeys, bNames, bSystems}
+
+	kSchema     = []byte("schema")
+	kSeq        = []byte("seq")
+	kDropped    = []byte("dropped")
+	kExpired    = []byte("expired")
+	kQueueBytes = []byte("queue_bytes")
+	kQueueLen   = []byte("queue_len")
+	kState      = []byte("state")
+)
+
+// Options bound the store. Zero values take the defaults.
+type Options struct {
+	// LockTimeout is how long Open waits for ownership (default 60 ms: a
+	// hook must return quickly, and a busy store sends it to the spool).
+	LockTimeout time.Duration
+	// MaxQueue and MaxQueueBytes bound the undelivered events; overflow
+	// drops the oldest and counts it (default 5000 and 4 MiB).
+	MaxQueue      int
+	MaxQueueBytes int
+	// EventWindow is how long a time-sensitive event may wait for delivery
+	// before it is dropped (default 60 s): a late "session_start" or
+	// "cabinet started" would run automations at the wrong time.
+	EventWindow time.Duration
+	// KeyRetention is how long delivered event keys are remembered to refuse
+	// duplicates (default 30 days).
+	KeyRetention time.Duration
+}
+
+func (o *Options) defaults() {
+	if o.LockTimeout <= 0 {
+		o.LockTimeout = 60 * time.Millisecond
+	}
+	if o.MaxQueue <= 0 {
+		o.MaxQueue = 5000
+	}
+	if o.MaxQueueBytes <= 0 {
+		o.MaxQueueBytes = 4 << 20
+	}
+	if o.EventWindow <= 0 {
+		o.EventWindow = 60 * time.Second
+	}
+	if o.KeyRetention <= 0 {
+		o.KeyRetention = 30 * 24 * time.Hour
+	}
+}
+
+// Store is an open store.
+type Store struct {
+	db   *bolt.DB
+	lock *os.File
+	opts Options
+	// Quarantined names the damaged file Open moved aside, if any, so the
+	// caller can log it once.
+	Quarantined string
+}
+
+// Open opens (creating) the store at path, waiting at most LockTimeout for
+// ownership. A damaged file is moved aside to path.damaged-<time> and a new
+// store is started: the session history in it is kept on disk for recovery,
+// and tracking goes on.
+func Open(path string, opts Options) (*Store, error) {
+	opts.defaults()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	lock, err := acquire(path+".lock", opts.LockTimeout)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{lock: lock, opts: opts}
+	db, err := openDB(path)
+	if err != nil && !errors.Is(err, ErrLocked) {
+		aside := fmt.Sprintf("%s.damaged-%s", path, time.Now().UTC().Format("20060102T150405"))
+		if rerr := os.Rename(path, aside); rerr != nil {
+			release(lock)
+			return nil, fmt.Errorf("open store: %v; moving it aside failed: %w", err, rerr)
+		}
+		s.Quarantined = aside
+		db, err = openDB(path)
+	}
+	if err != nil {
+		release(lock)
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	s.db = db
+	if err := s.init(); err != nil {
+		db.Close()
+		release(lock)
+		return nil, err
+	}
+	return s, nil
+}
+
+// openDB opens bbolt without waiting: our own lock file already serialises
+// owners, so bbolt's flock is uncontended. bbolt panics on some damaged
+// files; that is turned into an error.
+func openDB(path string) (db *bolt.DB, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			db, err = nil, fmt.Errorf("%w: %v", ErrCorrupt, r)
+		}
+	}()
+	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: 20 * time.Millisecond})
+	if errors.Is(err, bolterrors.ErrTimeout) {
+		return nil, ErrLocked
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	return db, nil
+}
+
+func (s *Store) init() error {
+	return s.update(func(tx *bolt.Tx) error {
+		for _, b := range allBuckets {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		meta := tx.Bucket(bMeta)
+		switch v := getUint(meta, kSchema); {
+		case v == 0:
+			return putUint(meta, kSchema, SchemaVersion)
+		case v > SchemaVersion:
+			return fmt.Errorf("open store: it was written by a newer Cabinet (schema %d, this one reads %d): upgrade cabinet", v, SchemaVersion)
+		}
+		return nil
+	})
+}
+
+// Close releases the store.
+func (s *Store) Close() error {
+	err := s.db.Close()
+	release(s.lock)
+	return err
+}
+
+// update runs fn in one fsynced write transaction, turning a bbolt panic on
+// damaged pages into ErrCorrupt.
+func (s *Store) update(fn func(*bolt.Tx) error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v", ErrCorrupt, r)
+		}
+	}()
+	return s.db.Update(fn)
+}
+
+func (s *Store) view(fn func(*bolt.Tx) error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v", ErrCorrupt, r)
+		}
+	}()
+	return s.db.View(fn)
+}
+
+// acquire takes an exclusive flock on the lock file, retrying every
+// millisecond until timeout (bbolt's own retry step is 50 ms, too coarse for
+// a hook).
+func acquire(path string, timeout time.Duration) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open store lock: %w", err)
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("lock store: %w", err)
+		}
+		if time.Now().After(deadline) {
+			f.Close()
+			return nil, ErrLocked
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func release(f *os.File) {
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	f.Close()
+}
