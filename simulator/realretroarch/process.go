@@ -1,0 +1,144 @@
+package realretroarch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// waitVersion sends VERSION until RetroArch answers. RetroArch opens its
+// command socket only after the core and content are loaded, and it answers
+// only from its main loop, so until then the probe sees refusals or silence.
+func (in *Instance) waitVersion(ctx context.Context) error {
+	conn, err := net.Dial("udp", in.Addr)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	buf := make([]byte, 64*1024)
+	for {
+		select {
+		case <-in.done:
+			return errExited
+		case <-ctx.Done():
+			return fmt.Errorf("no VERSION reply on %s: %w", in.Addr, ctx.Err())
+		default:
+		}
+		// A write can report the refusal of an earlier probe; either way, retry.
+		if _, err := conn.Write([]byte("VERSION")); err == nil {
+			_ = conn.SetReadDeadline(time.Now().Add(probeInterval))
+			n, err := conn.Read(buf)
+			if err == nil && n > 0 && buf[0] >= '0' && buf[0] <= '9' {
+				return nil
+			}
+			if err == nil || errors.Is(err, syscall.ECONNREFUSED) {
+				// Refusal comes back at once; pace the retries.
+				pause(ctx, in.done, probeInterval)
+			}
+			continue
+		}
+		pause(ctx, in.done, probeInterval)
+	}
+}
+
+func pause(ctx context.Context, done <-chan struct{}, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	case <-done:
+	}
+}
+
+// Done is closed when the RetroArch process has exited (after QUIT or Stop).
+func (in *Instance) Done() <-chan struct{} { return in.done }
+
+// Stop ends RetroArch and waits for the whole process group to exit. It sends
+// SIGTERM to retroarch itself, so dbus-run-session sees its child exit, stops
+// its dbus-daemon and reaps both (killing the leader first would orphan them
+// as zombies); after a grace period it SIGKILLs the group. Safe to call more
+// than once.
+func (in *Instance) Stop() error {
+	in.stopOnce.Do(func() {
+		if in.cmd == nil || in.cmd.Process == nil {
+			return
+		}
+		leader := in.cmd.Process.Pid
+		children := childPIDs(leader)
+		if len(children) == 0 {
+			_ = syscall.Kill(-leader, syscall.SIGTERM)
+		}
+		for _, pid := range children {
+			if commName(pid) == "retroarch" {
+				_ = syscall.Kill(pid, syscall.SIGTERM)
+			}
+		}
+		select {
+		case <-in.done:
+		case <-time.After(stopGrace):
+			_ = syscall.Kill(-leader, syscall.SIGKILL)
+			<-in.done
+		}
+	})
+	return nil
+}
+
+// childPIDs lists the direct children of pid from /proc.
+func childPIDs(pid int) []int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, f := range strings.Fields(string(b)) {
+		if n, err := strconv.Atoi(f); err == nil {
+			pids = append(pids, n)
+		}
+	}
+	return pids
+}
+
+func commName(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// LogTail returns the end of RetroArch's verbose log, for failure messages.
+func (in *Instance) LogTail() string {
+	b, err := os.ReadFile(in.LogPath)
+	if err != nil {
+		return "(no log: " + err.Error() + ")"
+	}
+	if len(b) > logTailBytes {
+		b = b[len(b)-logTailBytes:]
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// FreeUDPPort returns a UDP port that was free on 127.0.0.1 a moment ago.
+// RetroArch binds 0.0.0.0, so the port is checked there too.
+func FreeUDPPort() (int, error) {
+	for range 20 {
+		c, err := net.ListenPacket("udp4", "127.0.0.1:0")
+		if err != nil {
+			return 0, fmt.Errorf("free udp port: %w", err)
+		}
+		port := c.LocalAddr().(*net.UDPAddr).Port
+		c.Close()
+		if all, err := net.ListenPacket("udp4", fmt.Sprintf("0.0.0.0:%d", port)); err == nil {
+			all.Close()
+			return port, nil
+		}
+	}
+	return 0, errors.New("free udp port: none found")
+}

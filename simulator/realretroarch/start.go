@@ -1,0 +1,227 @@
+package realretroarch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Defaults for Start.
+const (
+	DefaultROMName      = "stub"
+	defaultStartTimeout = 20 * time.Second
+	probeInterval       = 100 * time.Millisecond
+	stopGrace           = 3 * time.Second
+	logTailBytes        = 4096
+)
+
+// Options configure Start. Dir is required; the rest have defaults.
+type Options struct {
+	// Dir is a directory the instance owns (a test's t.TempDir()). The ROM,
+	// config, log, a private HOME and the save/state/screenshot folders go here.
+	Dir string
+	// Port is the UDP command port; 0 picks a free loopback port.
+	Port int
+	// ROMName is the stem of the ROM file (default "stub"); GET_STATUS reports it
+	// as the game and SAVE_STATE names the state file after it.
+	ROMName string
+	// Contentless starts RetroArch without a core or content, so GET_STATUS
+	// answers CONTENTLESS.
+	Contentless bool
+}
+
+// Instance is a running RetroArch. Its fields are fixed after Start.
+type Instance struct {
+	Addr          string // command address, "127.0.0.1:<port>"
+	Port          int
+	ConfigPath    string
+	LogPath       string
+	ROMPath       string // empty when Contentless
+	ROMBasename   string // ROM stem, as GET_STATUS reports it
+	CRC32         uint32 // CRC32 of the ROM file, as GET_STATUS reports it
+	SystemID      string // "nes": the core info systemid GET_STATUS reports
+	Core          string
+	SavestateDir  string
+	ScreenshotDir string
+	SavefileDir   string
+	SystemDir     string
+
+	cmd      *exec.Cmd
+	done     chan struct{} // closed when the process has exited
+	stopOnce sync.Once
+}
+
+// Start writes the stub ROM and a headless config into opts.Dir, starts
+// `dbus-run-session -- retroarch --config F -L CORE ROM` in its own process
+// group and waits until VERSION answers or ctx ends (20 s without a deadline).
+// The caller must call Stop.
+func Start(ctx context.Context, opts Options) (*Instance, error) {
+	peer, err := find()
+	if err != nil {
+		return nil, err
+	}
+	if opts.Dir == "" {
+		return nil, errors.New("realretroarch start: Options.Dir is required")
+	}
+	if opts.ROMName == "" {
+		opts.ROMName = DefaultROMName
+	}
+	if opts.Port == 0 {
+		if opts.Port, err = FreeUDPPort(); err != nil {
+			return nil, fmt.Errorf("realretroarch start: %w", err)
+		}
+	}
+	in, err := prepare(peer, opts)
+	if err != nil {
+		return nil, fmt.Errorf("realretroarch start: %w", err)
+	}
+	if err := in.launch(peer, opts); err != nil {
+		return nil, fmt.Errorf("realretroarch start: %w", err)
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, defaultStartTimeout)
+		defer cancel()
+	}
+	if err := in.waitVersion(ctx); err != nil {
+		_ = in.Stop()
+		return nil, fmt.Errorf("realretroarch start: %w\n--- retroarch log tail ---\n%s", err, in.LogTail())
+	}
+	return in, nil
+}
+
+func prepare(peer peer, opts Options) (*Instance, error) {
+	in := &Instance{
+		Addr:          net.JoinHostPort("127.0.0.1", strconv.Itoa(opts.Port)),
+		Port:          opts.Port,
+		ConfigPath:    filepath.Join(opts.Dir, "retroarch.cfg"),
+		LogPath:       filepath.Join(opts.Dir, "retroarch.log"),
+		ROMBasename:   opts.ROMName,
+		SystemID:      "nes",
+		Core:          peer.Core,
+		SavestateDir:  filepath.Join(opts.Dir, "states"),
+		ScreenshotDir: filepath.Join(opts.Dir, "screenshots"),
+		SavefileDir:   filepath.Join(opts.Dir, "saves"),
+		SystemDir:     filepath.Join(opts.Dir, "system"),
+		done:          make(chan struct{}),
+	}
+	for _, d := range []string{in.SavestateDir, in.ScreenshotDir, in.SavefileDir, in.SystemDir, in.home()} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	if !opts.Contentless {
+		rom := StubROM()
+		in.ROMPath = filepath.Join(opts.Dir, opts.ROMName+".nes")
+		in.CRC32 = crc32.ChecksumIEEE(rom)
+		if err := os.WriteFile(in.ROMPath, rom, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.WriteFile(in.ConfigPath, []byte(in.config(peer)), 0o644); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+func (in *Instance) home() string { return filepath.Join(filepath.Dir(in.ConfigPath), "home") }
+
+// config is the headless configuration. quit_press_twice and the core paths
+// are what Batocera's configgen sets; the sort_* and thumbnail settings are
+// pinned so file names are predictable.
+func (in *Instance) config(peer peer) string {
+	kv := [][2]string{
+		{"video_driver", "null"},
+		{"audio_driver", "null"},
+		{"input_driver", "null"},
+		{"menu_driver", "null"},
+		{"network_cmd_enable", "true"},
+		{"network_cmd_port", strconv.Itoa(in.Port)},
+		{"gamemode_enable", "false"},
+		{"libretro_directory", filepath.Dir(peer.Core)},
+		{"libretro_info_path", peer.InfoDir},
+		{"savestate_directory", in.SavestateDir},
+		{"screenshot_directory", in.ScreenshotDir},
+		{"savefile_directory", in.SavefileDir},
+		{"system_directory", in.SystemDir},
+		{"config_save_on_exit", "false"},
+		{"quit_press_twice", "false"},
+		{"savestate_thumbnail_enable", "false"},
+		{"sort_savefiles_enable", "false"},
+		{"sort_savestates_enable", "false"},
+		{"sort_savefiles_by_content_enable", "false"},
+		{"sort_savestates_by_content_enable", "false"},
+		{"sort_screenshots_by_content_enable", "false"},
+		{"screenshots_in_content_dir", "false"},
+		// Otherwise 1.14 writes core_info.cache into the system info directory.
+		{"core_info_cache_enable", "false"},
+		// Null video never blocks on vsync; this paces the loop at the core's
+		// frame rate instead of spinning a CPU.
+		{"vrr_runloop_enable", "true"},
+	}
+	var b strings.Builder
+	for _, p := range kv {
+		fmt.Fprintf(&b, "%s = %q\n", p[0], p[1])
+	}
+	return b.String()
+}
+
+// sessionBusConfig is a private session bus without service directories:
+// RetroArch 1.14 asks the bus for GameMode even with gamemode_enable off, and
+// the stock session config would activate gamemoded, which then outlives the
+// test in its own session.
+const sessionBusConfig = `<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:tmpdir=/tmp</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+`
+
+func (in *Instance) launch(peer peer, opts Options) error {
+	busConf := filepath.Join(opts.Dir, "session-bus.conf")
+	if err := os.WriteFile(busConf, []byte(sessionBusConfig), 0o644); err != nil {
+		return err
+	}
+	args := []string{"--config-file=" + busConf, "--", peer.RetroArch, "--verbose", "--config", in.ConfigPath}
+	if !opts.Contentless {
+		args = append(args, "-L", peer.Core, in.ROMPath)
+	}
+	logf, err := os.Create(in.LogPath)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(peer.DBusRun, args...)
+	cmd.Dir = opts.Dir
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = append(os.Environ(), "HOME="+in.home(), "XDG_CONFIG_HOME="+filepath.Join(in.home(), ".config"))
+	// Its own process group, so Stop reaches dbus-daemon and retroarch too.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return err
+	}
+	in.cmd = cmd
+	go func() {
+		_ = cmd.Wait()
+		logf.Close()
+		close(in.done)
+	}()
+	return nil
+}
