@@ -65,6 +65,11 @@ func Start(ctx context.Context, dir string, opts Options) (*Broker, error) {
 	_, port, _ := net.SplitHostPort(addr)
 	var conf strings.Builder
 	fmt.Fprintf(&conf, "listener %s 127.0.0.1\n", port)
+	if os.Geteuid() == 0 {
+		// Run as root, Mosquitto drops to user "mosquitto", which cannot
+		// read our password file nor write our temp dir.
+		conf.WriteString("user root\n")
+	}
 	if len(opts.Users) == 0 {
 		conf.WriteString("allow_anonymous true\n")
 	} else {
