@@ -129,6 +129,8 @@ func getUint(b *bolt.Bucket, k []byte) uint64 {
 	return binary.BigEndian.Uint64(v)
 }
 
+func getUintBytes(v []byte) uint64 { return binary.BigEndian.Uint64(v) }
+
 func putUint(b *bolt.Bucket, k []byte, v uint64) error { return b.Put(k, seqKey(v)) }
 
 func clip(s string) string {

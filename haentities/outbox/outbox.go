@@ -50,6 +50,7 @@ var (
 	kExpired    = []byte("expired")
 	kQueueBytes = []byte("queue_bytes")
 	kQueueLen   = []byte("queue_len")
+	kPrunedAt   = []byte("pruned_at")
 	kState      = []byte("state")
 )
 

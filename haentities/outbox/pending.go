@@ -48,6 +48,9 @@ func (s *Store) Pending(now time.Time) ([]Item, error) {
 		if err := putUint(meta, kExpired, expired); err != nil {
 			return err
 		}
+		if err := s.pruneKeys(tx, now); err != nil {
+			return err
+		}
 		return tx.Bucket(bRetained).ForEach(func(k, v []byte) error {
 			if e, err := decodeEntry(v); err == nil && !e.Delivered {
 				items = append(items, Item{Message: e.message(), seq: e.Seq})
@@ -194,3 +197,23 @@ func (s *Store) Sessions(q Query) ([]haentities.Session, error) {
 
 // Path is the store file.
 func (s *Store) Path() string { return s.db.Path() }
+
+// pruneKeys forgets, once a day, the delivered-event and spool keys older
+// than KeyRetention, so the set stays small over years.
+func (s *Store) pruneKeys(tx *bolt.Tx, now time.Time) error {
+	meta := tx.Bucket(bMeta)
+	last := fromUnixNano(int64(getUint(meta, kPrunedAt)))
+	if !last.IsZero() && now.Sub(last) < 24*time.Hour {
+		return nil
+	}
+	cutoff := uint64(unixNano(now.Add(-s.opts.KeyRetention)))
+	c := tx.Bucket(bKeys).Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if len(v) == 8 && getUintBytes(v) < cutoff {
+			if err := c.Delete(); err != nil {
+				return err
+			}
+		}
+	}
+	return putUint(meta, kPrunedAt, uint64(unixNano(now)))
+}

@@ -211,3 +211,17 @@ func (t *Tx) SystemName(name string) (string, bool) {
 	v := t.tx.Bucket(bSystems).Get([]byte(name))
 	return string(v), v != nil
 }
+
+// Once records key as done and reports whether this was the first time
+// (spooled events use it so a crash between commit and file removal never
+// applies one twice).
+func (t *Tx) Once(key string, at time.Time) (bool, error) {
+	if key == "" || len(key) > maxKeyLen {
+		return false, fmt.Errorf("once: bad key %q", clip(key))
+	}
+	b := t.tx.Bucket(bKeys)
+	if b.Get([]byte(key)) != nil {
+		return false, nil
+	}
+	return true, b.Put([]byte(key), seqKey(uint64(unixNano(at))))
+}

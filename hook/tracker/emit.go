@@ -1,0 +1,90 @@
+package tracker
+
+import "github.com/batocera-cabinet/cabinet/haentities"
+
+// emit turns effects into output. final effects come from events that will never be replayed again.
+func (st *State) emit(fx []effect, final bool, cfg Config, now Stamp, out *Output) {
+	for _, f := range fx {
+		switch {
+		case f.typ == haentities.EventSessionEnd:
+			if final {
+				out.Logged = append(out.Logged, f.sess)
+			}
+		case f.typ == haentities.EventSessionStart && (f.ignored || f.deferred && !final):
+			// a screensaver launch, or held until the launch is final
+		case !out.publish:
+			// Record: a replay derives tentative events again; final ones wait for the next Apply.
+			if final && !st.sent(f.typ, f.at, cfg) {
+				st.Pending = append(st.Pending, Pending{Type: f.typ, At: f.at, Session: f.sess})
+				if len(st.Pending) > maxPending {
+					st.Pending = st.Pending[len(st.Pending)-maxPending:]
+				}
+			}
+		default:
+			st.send(f.typ, f.at, f.sess, cfg, now, out)
+		}
+	}
+}
+
+// flushPending emits what Record calls left for a publisher, oldest first.
+func (st *State) flushPending(cfg Config, now Stamp, out *Output) {
+	pending := st.Pending
+	st.Pending = nil
+	for _, p := range pending {
+		st.send(p.Type, p.At, p.Session, cfg, now, out)
+	}
+}
+
+// send emits a time-sensitive event unless it was sent already, and remembers it.
+func (st *State) send(typ string, at Stamp, sess haentities.Session, cfg Config, now Stamp, out *Output) {
+	if st.sent(typ, at, cfg) {
+		return
+	}
+	st.Sent = append(st.Sent, Mark{Type: typ, At: at})
+	age := since(at, now)
+	if age < 0 {
+		age = 0
+	}
+	out.Events = append(out.Events, TimedEvent{Type: typ, At: at.At, Age: age, Session: sess})
+}
+
+// sent reports whether an event of this type was emitted (or is pending) within the duplicate window
+// of at: the same event derived again by a replay, or reported twice (quit reboot + reboot).
+func (st *State) sent(typ string, at Stamp, cfg Config) bool {
+	near := func(t string, a Stamp) bool {
+		if t != typ {
+			return false
+		}
+		d := since(a, at)
+		if d < 0 {
+			d = -d
+		}
+		return d <= cfg.DuplicateWindow
+	}
+	for _, m := range st.Sent {
+		if near(m.Type, m.At) {
+			return true
+		}
+	}
+	for _, p := range st.Pending {
+		if near(p.Type, p.At) {
+			return true
+		}
+	}
+	return false
+}
+
+// pruneMarks forgets marks no replay can match any more (older than the final horizon by more than
+// the duplicate window), and keeps at most maxMarks.
+func (st *State) pruneMarks(cfg Config) {
+	keep := st.Sent[:0]
+	for _, m := range st.Sent {
+		if st.Horizon.At.IsZero() || st.compareTime(m.At, st.Horizon) >= 0 || since(m.At, st.Horizon) <= cfg.DuplicateWindow {
+			keep = append(keep, m)
+		}
+	}
+	if len(keep) > maxMarks {
+		keep = keep[len(keep)-maxMarks:]
+	}
+	st.Sent = keep
+}
