@@ -28,12 +28,6 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	return (&pending{c.env, "serve", "", "Run the resident daemon.", 6}).Run(ctx, args)
 }
 
-type hookCommand struct{ env *env }
-
-func (c *hookCommand) Run(ctx context.Context, args []string) error {
-	return (&pending{c.env, "hook", "[--source es|configgen] EVENT [ARGS...]", "Record an event.", 4}).Run(ctx, args)
-}
-
 type mcpCommand struct{ env *env }
 
 func (c *mcpCommand) Run(ctx context.Context, args []string) error {

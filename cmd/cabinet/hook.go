@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/batocera-cabinet/cabinet/cmd/cabinet/config"
+	"github.com/batocera-cabinet/cabinet/cmd/cabinet/logfile"
+	"github.com/batocera-cabinet/cabinet/haentities"
+	"github.com/batocera-cabinet/cabinet/haentities/mqttlink"
+	"github.com/batocera-cabinet/cabinet/hook"
+	"github.com/batocera-cabinet/cabinet/hook/tracker"
+	"github.com/batocera-cabinet/cabinet/hook/tracker/journal"
+)
+
+// Hook budgets: ES runs hooks on its own path, so an ordinary event gets a
+// quarter of a second whatever the broker does; quit (which ES waits for,
+// with the machine about to stop) a little more.
+const (
+	hookBudget  = 250 * time.Millisecond
+	quitBudget  = 1500 * time.Millisecond
+	flushBudget = 10 * time.Second
+)
+
+type hookCommand struct{ env *env }
+
+func (c *hookCommand) Run(ctx context.Context, args []string) (err error) {
+	stamp := hook.Now() // first thing: the event's time
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+		fmt.Fprint(c.env.Stderr, `Usage: cabinet hook [--source es|configgen] EVENT [ARGS...]
+
+Records an EmulationStation event (start, game-start, game-end, game-selected,
+screensaver-start, screensaver-stop, sleep, wake, quit [reboot|shutdown]) or a
+Batocera launcher event (--source configgen gameStart|gameStop system emulator
+core rom). Run by the scripts Cabinet installs for ES; always silent, always
+exits 0, and returns within a quarter of a second. Problems go to
+<state_dir>/cabinet.log.
+`)
+		return errHelp
+	}
+	var flushAfter time.Duration
+	if len(args) == 2 && args[0] == "--flush-after" {
+		flushAfter, _ = time.ParseDuration(args[1])
+		args = nil
+	}
+	l := config.Load(config.Inputs{Environ: c.env.Environ})
+	cfg := &l.Config
+	log, closeLog := hookLogger(cfg)
+	defer closeLog()
+	defer func() {
+		// ES must never see the hook fail: a panic is logged, not raised.
+		if r := recover(); r != nil {
+			log.Error().Interface("panic", r).Msg("hook crashed")
+		}
+		err = nil
+	}()
+	if l.Err != nil {
+		log.Warn().Err(l.Err).Msg("configuration has invalid values; their defaults are used")
+	}
+	r, err := newHookRunner(cfg, log)
+	if err != nil {
+		log.Error().Err(err).Msg("hook cannot run")
+		return nil
+	}
+	if args == nil {
+		runFlusher(ctx, cfg, r, flushAfter, log)
+		return nil
+	}
+	ev, err := hook.ParseArgs(args, stamp)
+	if err != nil {
+		log.Debug().Err(err).Strs("args", clipArgs(args)).Msg("event ignored")
+		return nil
+	}
+	budget := hookBudget
+	if ev.Kind == tracker.KindQuit {
+		budget = quitBudget
+	}
+	ctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	var once sync.Once
+	r.ScheduleFlush = func(d time.Duration) { once.Do(func() { spawnFlusher(c.env, d, log) }) }
+	r.Handle(ctx, ev)
+	log.Debug().Str("event", string(ev.Kind)).Str("source", string(ev.Source)).Dur("took", time.Since(stamp.At)).Msg("hook done")
+	return nil
+}
+
+// newHookRunner builds the standalone runner from the configuration.
+func newHookRunner(cfg *config.Config, log zerolog.Logger) (*hook.Runner, error) {
+	settings, err := journal.Settings(cfg, buildVersion())
+	if err != nil {
+		return nil, err
+	}
+	r := &hook.Runner{
+		StorePath: journal.StorePath(cfg),
+		Spool:     journal.Spool{Dir: journal.SpoolDir(cfg)},
+		Settings:  settings,
+		Tracker:   journal.TrackerConfig(cfg),
+		Log:       log,
+	}
+	if cfg.MQTTEnabled() {
+		r.Publisher = oneShot{hookMQTTOptions(cfg, settings.ID)}
+	}
+	return r, nil
+}
+
+// hookMQTTOptions: hooks connect as cabinet_<id>_h<pid> with no last will,
+// so they never knock the daemon's session off.
+func hookMQTTOptions(cfg *config.Config, id string) mqttlink.Options {
+	return mqttlink.Options{
+		Broker:   cfg.MQTT.Broker,
+		Username: cfg.MQTT.Username,
+		Password: cfg.MQTT.Password.Reveal(),
+		ClientID: fmt.Sprintf("cabinet_%s_h%d", id, os.Getpid()),
+		CAFile:   cfg.Path(cfg.MQTT.CAFile),
+	}
+}
+
+type oneShot struct{ opts mqttlink.Options }
+
+func (o oneShot) Publish(ctx context.Context, msgs []haentities.Message) (int, error) {
+	return mqttlink.Publish(ctx, o.opts, msgs)
+}
+
+// hookLogger appends to <state_dir>/cabinet.log, secrets scrubbed. When the
+// log cannot be opened the hook stays silent rather than write to ES.
+func hookLogger(cfg *config.Config) (zerolog.Logger, func()) {
+	f, err := logfile.Open(filepath.Join(cfg.StatePath(), "cabinet.log"), 0, -1)
+	if err != nil {
+		return zerolog.Nop(), func() {}
+	}
+	return logfile.New(logfile.NewRedactor(f, cfg.Secrets()), cfg.LogLevel).With().Str("cmd", "hook").Logger(), func() { f.Close() }
+}
+
+// spawnFlusher starts a detached `cabinet hook --flush-after d`: the session
+// that just ended becomes final a few seconds later, and ES must not wait
+// for that.
+func spawnFlusher(e *env, d time.Duration, log zerolog.Logger) {
+	exe, err := os.Executable()
+	if err != nil {
+		return
+	}
+	cmd := exec.Command(exe, "hook", "--flush-after", d.Round(time.Millisecond).String())
+	cmd.Env = e.Environ
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		log.Warn().Err(err).Msg("cannot start the delayed flush; the session is logged at the next event")
+		return
+	}
+	cmd.Process.Release()
+}
+
+// runFlusher waits, then flushes, as long as the tracker has something
+// pending. One flusher at a time: a second one exits at once.
+func runFlusher(ctx context.Context, cfg *config.Config, r *hook.Runner, d time.Duration, log zerolog.Logger) {
+	lock, err := os.OpenFile(filepath.Join(cfg.StatePath(), "flush.lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return
+	}
+	defer lock.Close()
+	if syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		return
+	}
+	for i := 0; i < 10 && d > 0; i++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(d + 100*time.Millisecond):
+		}
+		next := time.Duration(0)
+		r.ScheduleFlush = func(x time.Duration) { next = x }
+		fctx, cancel := context.WithTimeout(ctx, flushBudget)
+		r.Flush(fctx)
+		cancel()
+		d = next
+	}
+}
+
+func clipArgs(args []string) []string {
+	out := make([]string, 0, len(args))
+	for _, a := range args {
+		if len(a) > 120 {
+			a = strings.ToValidUTF8(a[:120], "") + "…"
+		}
+		out = append(out, a)
+	}
+	return out
+}

@@ -1,0 +1,181 @@
+package hook
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/batocera-cabinet/cabinet/haentities"
+	"github.com/batocera-cabinet/cabinet/haentities/outbox"
+	"github.com/batocera-cabinet/cabinet/hook/tracker"
+	"github.com/batocera-cabinet/cabinet/hook/tracker/journal"
+)
+
+// Publisher delivers messages to the broker in order and says how many of
+// the first were acknowledged (those are marked delivered).
+type Publisher interface {
+	Publish(ctx context.Context, msgs []haentities.Message) (int, error)
+}
+
+// Runner records one event when no daemon runs: it owns the store for a
+// moment, or spools the event when the store is busy.
+type Runner struct {
+	StorePath string
+	Spool     journal.Spool
+	Settings  haentities.Settings
+	Tracker   tracker.Config
+	// Publisher is nil when MQTT is off.
+	Publisher Publisher
+	Log       zerolog.Logger
+	// Now stamps the moment of each Apply (default: Now).
+	Now func() tracker.Stamp
+	// LockTimeout bounds the wait for the store (default 60 ms).
+	LockTimeout time.Duration
+	// ScheduleFlush, when set, arranges for a flush after d: the tracker
+	// logs a session only once its end is final, a few seconds after
+	// game-end, and a hook must not wait that long on ES's path.
+	ScheduleFlush func(d time.Duration)
+}
+
+// Handle records ev. It never fails: whatever goes wrong is logged, and the
+// event is spooled when it cannot be stored, so nothing logged is lost.
+func (r *Runner) Handle(ctx context.Context, ev tracker.Event) {
+	publish := ev.Source != tracker.SourceConfiggen
+	store, err := r.open(ev)
+	if err != nil {
+		r.spool(ev, err)
+		return
+	}
+	defer store.Close()
+	if store.Quarantined != "" {
+		r.Log.Error().Str("moved_to", store.Quarantined).Msg("the store was damaged; it was moved aside and tracking goes on with a new one")
+	}
+	if err := r.apply(ctx, store, publish, &ev); err != nil {
+		return
+	}
+	// Hooks that found the store busy while we held it spooled their
+	// events: take them now rather than leave them for the next event.
+	for i := 0; i < 3 && ctx.Err() == nil; i++ {
+		if n, _ := r.Spool.Read(); len(n) == 0 {
+			break
+		}
+		if err := r.apply(ctx, store, publish, nil); err != nil {
+			return
+		}
+	}
+}
+
+// Flush applies no event: pending outcomes (a session that ended a few
+// seconds ago) become final and are published.
+func (r *Runner) Flush(ctx context.Context) {
+	store, err := r.open(tracker.Event{})
+	if err != nil {
+		r.Log.Debug().Err(err).Msg("flush skipped")
+		return
+	}
+	defer store.Close()
+	r.apply(ctx, store, true, nil)
+}
+
+func (r *Runner) open(ev tracker.Event) (*outbox.Store, error) {
+	timeout := r.LockTimeout
+	if timeout <= 0 {
+		timeout = 60 * time.Millisecond
+	}
+	if ev.Kind == tracker.KindQuit {
+		timeout *= 5 // the machine may go down next: worth waiting a little more
+	}
+	return outbox.Open(r.StorePath, outbox.Options{LockTimeout: timeout})
+}
+
+// apply ingests the spool and ev (nil: a flush) in one transaction, then
+// publishes what is pending.
+func (r *Runner) apply(ctx context.Context, store *outbox.Store, publish bool, ev *tracker.Event) error {
+	spooled, err := r.Spool.Read()
+	if err != nil {
+		r.Log.Warn().Err(err).Msg("spool unreadable; its events wait for the next run")
+	}
+	j := journal.Journal{Store: store, Settings: r.Settings, Tracker: r.Tracker, Publishing: r.Publisher != nil}
+	var evs []tracker.Event
+	if ev != nil {
+		evs = append(evs, *ev)
+	}
+	res, err := j.Apply(r.now(), publish, spooled, evs...)
+	if err != nil {
+		if ev != nil {
+			r.spool(*ev, err)
+		} else {
+			r.Log.Error().Err(err).Msg("store write failed")
+		}
+		return err
+	}
+	r.Spool.Remove(res.Ingested)
+	if res.Reset != nil {
+		r.Log.Error().Err(res.Reset).Msg("tracker state unreadable; tracking restarted from a blank state")
+	}
+	for _, e := range res.Skipped {
+		r.Log.Warn().Err(e).Msg("event not applied")
+	}
+	for _, s := range res.Logged {
+		r.Log.Info().Str("session", s.ID).Str("system", s.System).Dur("duration", s.Duration).Msg("session logged")
+	}
+	if res.FlushIn > 0 && r.ScheduleFlush != nil {
+		r.ScheduleFlush(res.FlushIn)
+	}
+	if publish && r.Publisher != nil {
+		r.deliver(ctx, store)
+	}
+	return nil
+}
+
+// deliver publishes everything pending within ctx's budget and marks what
+// the broker acknowledged. Whatever is left stays for the next run.
+func (r *Runner) deliver(ctx context.Context, store *outbox.Store) {
+	now := r.now().At
+	items, err := store.Pending(now)
+	if err != nil || len(items) == 0 {
+		if err != nil {
+			r.Log.Error().Err(err).Msg("read outbox")
+		}
+		return
+	}
+	msgs := make([]haentities.Message, len(items))
+	for i, it := range items {
+		msgs[i] = it.Message
+	}
+	n, err := r.Publisher.Publish(ctx, msgs)
+	if n > 0 {
+		if merr := store.MarkDelivered(items[:n]); merr != nil {
+			r.Log.Error().Err(merr).Msg("mark delivered")
+		}
+	}
+	if err != nil {
+		lvl := r.Log.Warn()
+		if errors.Is(err, context.DeadlineExceeded) {
+			lvl = r.Log.Warn().Str("hint", "the broker did not answer in time; messages stay queued")
+		}
+		lvl.Err(err).Int("sent", n).Int("pending", len(items)).Msg("mqtt publish incomplete")
+	}
+}
+
+// spool keeps an event the store could not take.
+func (r *Runner) spool(ev tracker.Event, cause error) {
+	if err := r.Spool.Write(ev); err != nil {
+		r.Log.Error().Err(err).AnErr("cause", cause).Str("event", string(ev.Kind)).Msg("event lost: neither the store nor the spool could take it")
+		return
+	}
+	lvl := r.Log.Debug()
+	if !journal.IsBusy(cause) {
+		lvl = r.Log.Warn()
+	}
+	lvl.AnErr("cause", cause).Str("event", string(ev.Kind)).Msg("event spooled")
+}
+
+func (r *Runner) now() tracker.Stamp {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return Now()
+}
