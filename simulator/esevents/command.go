@@ -1,6 +1,10 @@
 package esevents
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/batocera-cabinet/cabinet/simulator/library"
+)
 
 // escapedChars are the bytes before which ES's getEscapedPath inserts a backslash
 // (FileSystemUtil.cpp:679).
@@ -59,7 +63,7 @@ func Wrap(command, stderrPath, stdoutPath string) string {
 // before each of \ '"!$^&*(){}[]?;<>. For a path that is already generic (every path ES holds
 // for a ROM) the hook's de-escaping (drop a backslash before any of those bytes) inverts it.
 func EscapedPath(path string) string {
-	path = genericPath(path)
+	path = GenericPath(path)
 	var b strings.Builder
 	b.Grow(len(path) + len(path)/4)
 	for i := 0; i < len(path); i++ {
@@ -71,24 +75,8 @@ func EscapedPath(path string) string {
 	return b.String()
 }
 
-// Stem is ES's Utils::FileSystem::getStem (FileSystemUtil.cpp:813-840), game-start's second
-// argument: the file name without its last extension, '/' and '\' both counting as separators.
-func Stem(path string) string {
-	split, ext := 0, -1
-	for i := len(path) - 1; i >= 0; i-- {
-		if ext < 0 && path[i] == '.' {
-			ext = i
-		}
-		if path[i] == '/' || path[i] == '\\' {
-			split = i + 1
-			break
-		}
-	}
-	if ext < 0 {
-		return path[split:]
-	}
-	return path[split:ext]
-}
+// Stem is ES's Utils::FileSystem::getStem, game-start's second argument.
+func Stem(path string) string { return library.Stem(path) }
 
 // GameStartArgs are game-start's arguments for a ROM path and display name, as FileData.cpp:713-716
 // computes them: escaped path, stem, name.
@@ -102,8 +90,8 @@ func GameSelectedArgs(system, romPath, name string) []string {
 	return []string{system, romPath, name}
 }
 
-// genericPath is Utils::FileSystem::getGenericPath (FileSystemUtil.cpp:642-668).
-func genericPath(path string) string {
+// GenericPath is Utils::FileSystem::getGenericPath (FileSystemUtil.cpp:642-668).
+func GenericPath(path string) string {
 	if path == "" {
 		return path
 	}

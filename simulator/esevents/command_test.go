@@ -87,7 +87,7 @@ func TestStem(t *testing.T) {
 // esEscapedPath is a literal port of getEscapedPath's loops (FileSystemUtil.cpp:679-701),
 // kept to hold the single-pass EscapedPath to it.
 func esEscapedPath(path string) string {
-	p := []byte(genericPath(path))
+	p := []byte(GenericPath(path))
 	for _, c := range []byte(escapedChars) {
 		start := 0
 		for {
@@ -140,7 +140,7 @@ func FuzzEscapedPath(f *testing.F) {
 		if want := esEscapedPath(path); got != want {
 			t.Fatalf("EscapedPath(%q) = %q, ES's algorithm gives %q", path, got, want)
 		}
-		if g := genericPath(path); unescape(got) != g {
+		if g := GenericPath(path); unescape(got) != g {
 			t.Fatalf("unescape(EscapedPath(%q)) = %q, want the generic path %q", path, unescape(got), g)
 		}
 		_ = Stem(path)

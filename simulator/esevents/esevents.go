@@ -205,14 +205,14 @@ func distinct(dirs []string) []string {
 // perEventScripts is getDirContent(dir) (FileSystemUtil.cpp:355-460): every entry in raw
 // readdir order, dot-files skipped, sub-directories kept (sh then fails on them).
 func perEventScripts(dir string) ([]string, error) {
-	dir = genericPath(dir)
+	dir = GenericPath(dir)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return nil, nil
 	}
 	entries, err := readDirRaw(dir)
 	var out []string
 	for _, e := range entries {
-		full := genericPath(dir + "/" + e.Name())
+		full := GenericPath(dir + "/" + e.Name())
 		if name := fileName(full); name != "" && name[0] == '.' {
 			continue
 		}
@@ -228,11 +228,11 @@ func rootScripts(dir string) ([]string, error) {
 	if _, err := os.Stat(dir); err != nil {
 		return nil, nil
 	}
-	dir = genericPath(dir)
+	dir = GenericPath(dir)
 	entries, err := readDirRaw(dir)
 	var out []string
 	for _, e := range entries {
-		full := genericPath(dir + "/" + e.Name())
+		full := GenericPath(dir + "/" + e.Name())
 		isDir := e.IsDir()
 		if e.Type()&os.ModeSymlink != 0 {
 			st, err := os.Stat(full)
