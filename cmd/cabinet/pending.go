@@ -46,12 +46,6 @@ func (c *doctorCommand) Run(ctx context.Context, args []string) error {
 	return (&pending{c.env, "doctor", "", "Check every layer.", 5}).Run(ctx, args)
 }
 
-type simulateCommand struct{ env *env }
-
-func (c *simulateCommand) Run(ctx context.Context, args []string) error {
-	return (&pending{c.env, "simulate", "[--games N] [--write-config DIR]", "Run a simulated cabinet.", 3}).Run(ctx, args)
-}
-
 type demoCommand struct{ env *env }
 
 func (c *demoCommand) Run(ctx context.Context, args []string) error {

@@ -1,0 +1,121 @@
+package simulator
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/batocera-cabinet/cabinet/cmd/cabinet/config"
+	"github.com/batocera-cabinet/cabinet/daemon/es"
+	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
+)
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestGameLifecycle launches a libretro game through the fake ES's HTTP
+// API and ends it with RetroArch's QUIT, as a cabinet would, with configgen
+// scripts run around it.
+func TestGameLifecycle(t *testing.T) {
+	c, err := Start(Options{LaunchDelay: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// A configgen user script that records its argv.
+	rec := c.Path("/userdata/configgen.log")
+	script := c.Path("/userdata/system/scripts/rec.sh")
+	os.WriteFile(script, []byte("#!/bin/sh\necho \"$@\" >> '"+rec+"'\n"), 0o755)
+
+	ctx := context.Background()
+	esc, err := es.New(es.Config{URL: c.ESURL(), PollInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	games, err := esc.Games(ctx, "nes")
+	if err != nil || len(games) == 0 {
+		t.Fatalf("games: %v %d", err, len(games))
+	}
+	g := games[0]
+	if _, err := esc.LaunchGame(ctx, "nes", g.ID); err != nil {
+		t.Fatalf("launch: %v", err)
+	}
+	ra := retroarch.New(c.RetroArchAddr())
+	var st retroarch.Status
+	waitFor(t, "RetroArch up", func() bool { st, err = ra.Status(ctx); return err == nil })
+	if st.State != retroarch.StatePlaying || st.System != "nes" {
+		t.Errorf("status = %+v", st)
+	}
+	if err := ra.Quit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "game end", func() bool { r, err := esc.RunningGame(ctx); return err == nil && r == nil })
+	if _, err := ra.Status(ctx); err == nil {
+		t.Error("RetroArch still answers after the game ended")
+	}
+	waitFor(t, "configgen gameStop", func() bool { b, _ := os.ReadFile(rec); return strings.Count(string(b), "\n") == 2 })
+	b, _ := os.ReadFile(rec)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if !strings.HasPrefix(lines[0], "gameStart nes libretro nestopia "+g.Path) || !strings.HasPrefix(lines[1], "gameStop nes") {
+		t.Errorf("configgen argv = %q", lines)
+	}
+}
+
+// TestWriteConfig proves the written file alone points Cabinet's
+// configuration at the simulator.
+func TestWriteConfig(t *testing.T) {
+	c, err := Start(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	dir := t.TempDir()
+	p, err := c.WriteConfig(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := config.Load(config.Inputs{Environ: []string{"CABINET_CONFIG=" + p}})
+	if l.Err != nil || len(l.Warnings) != 0 {
+		t.Fatalf("config: %v %q", l.Err, l.Warnings)
+	}
+	cfg := l.Config
+	if cfg.ESURL != c.ESURL() || cfg.RetroArchAddr != c.RetroArchAddr() || cfg.Root != c.Root {
+		t.Errorf("config = %+v", cfg)
+	}
+	if !strings.HasPrefix(cfg.StatePath(), c.Dir) {
+		t.Errorf("state dir %s not inside %s", cfg.StatePath(), c.Dir)
+	}
+	for _, f := range []string{"/usr/share/batocera/batocera.version", "/sys/class/thermal/thermal_zone0/temp", "/userdata/system/batocera.conf"} {
+		if _, err := os.Stat(cfg.Path(f)); err != nil {
+			t.Errorf("fake tree lacks %s: %v", f, err)
+		}
+	}
+	if _, err := os.Stat(cfg.ScreenshotPath()); err != nil {
+		t.Errorf("screenshot dir: %v", err)
+	}
+	resp, err := http.Get(cfg.ESURL + "/caps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `"Version"`) {
+		t.Errorf("caps = %s", body)
+	}
+	if filepath.Dir(p) != dir {
+		t.Errorf("config at %s", p)
+	}
+}
