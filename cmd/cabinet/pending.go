@@ -40,12 +40,6 @@ func (c *callCommand) Run(ctx context.Context, args []string) error {
 	return (&pending{c.env, "call", "[--dry-run] TOOL key=value...", "Call one MCP tool.", 5}).Run(ctx, args)
 }
 
-type doctorCommand struct{ env *env }
-
-func (c *doctorCommand) Run(ctx context.Context, args []string) error {
-	return (&pending{c.env, "doctor", "", "Check every layer.", 5}).Run(ctx, args)
-}
-
 type demoCommand struct{ env *env }
 
 func (c *demoCommand) Run(ctx context.Context, args []string) error {

@@ -1,0 +1,235 @@
+package doctor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/batocera-cabinet/cabinet/cmd/cabinet/config"
+	"github.com/batocera-cabinet/cabinet/daemon/es"
+	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
+	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
+	"github.com/batocera-cabinet/cabinet/packaging"
+)
+
+// ES is what the checks read from EmulationStation.
+type ES interface {
+	Caps(ctx context.Context) (es.Caps, error)
+	Systems(ctx context.Context) ([]es.System, error)
+	RunningGame(ctx context.Context) (*es.Game, error)
+}
+
+// RetroArch is what the checks ask RetroArch.
+type RetroArch interface {
+	Status(ctx context.Context) (retroarch.Status, error)
+}
+
+// Env is everything the standard checks look at.
+type Env struct {
+	Loaded    *config.Loaded
+	ES        ES
+	RetroArch RetroArch
+	// MQTTConnect connects to the broker and disconnects (nil: MQTT off).
+	MQTTConnect func(ctx context.Context) error
+	// Hooks is the script layout as installed on this cabinet (rooted).
+	Hooks packaging.Layout
+	// Extra checks appended after the standard ones (the daemon's).
+	Extra []Check
+}
+
+// Standard check names.
+const (
+	CheckConfig    = "config"
+	CheckState     = "state"
+	CheckES        = "es"
+	CheckLibrary   = "library"
+	CheckGame      = "game"
+	CheckRetroArch = "retroarch"
+	CheckMQTT      = "mqtt"
+	CheckHooks     = "hooks"
+)
+
+// Checks returns the standard checks in layer order.
+func Checks(env Env) []Check {
+	cfg := &env.Loaded.Config
+	checks := []Check{
+		{CheckConfig, func(ctx context.Context, _ []Result) Result { return checkConfig(env.Loaded) }},
+		{CheckState, func(ctx context.Context, _ []Result) Result { return checkState(cfg) }},
+		{CheckES, func(ctx context.Context, _ []Result) Result {
+			caps, err := env.ES.Caps(ctx)
+			if err != nil {
+				return esFailure(cfg, err)
+			}
+			return Result{Status: OK, Detail: fmt.Sprintf("EmulationStation answers at %s (Batocera %s)", cfg.ESURL, untrusted.Clean(caps.Version, 40))}
+		}},
+		{CheckLibrary, func(ctx context.Context, earlier []Result) Result {
+			if Failed(earlier, CheckES) {
+				return Result{Status: Skip, Detail: "EmulationStation is not reachable"}
+			}
+			systems, err := env.ES.Systems(ctx)
+			if err != nil {
+				return esFailure(cfg, err)
+			}
+			real := es.GameSystems(systems)
+			games := 0
+			for _, s := range real {
+				games += s.TotalGames
+			}
+			if games == 0 {
+				return Result{Status: Warn, Detail: "EmulationStation lists no games", Hint: "put ROMs in /userdata/roms/<system>/ and update the game lists (Menu → Game settings → Update gamelists)"}
+			}
+			return Result{Status: OK, Detail: fmt.Sprintf("%d games in %d systems", games, len(real))}
+		}},
+		{CheckGame, func(ctx context.Context, earlier []Result) Result {
+			if Failed(earlier, CheckES) {
+				return Result{Status: Skip, Detail: "EmulationStation is not reachable"}
+			}
+			g, err := env.ES.RunningGame(ctx)
+			if err != nil {
+				return esFailure(cfg, err)
+			}
+			if g == nil {
+				return Result{Status: OK, Detail: "no game running"}
+			}
+			return Result{Status: OK, Detail: fmt.Sprintf("playing %s (%s)", untrusted.Clean(g.Name, 80), untrusted.Clean(g.System, 40))}
+		}},
+		{CheckRetroArch, func(ctx context.Context, earlier []Result) Result { return checkRetroArch(ctx, cfg, env.RetroArch, earlier) }},
+		{CheckMQTT, func(ctx context.Context, _ []Result) Result { return checkMQTT(ctx, cfg, env.MQTTConnect) }},
+		{CheckHooks, func(ctx context.Context, _ []Result) Result { return checkHooks(env.Hooks) }},
+	}
+	return append(checks, env.Extra...)
+}
+
+func checkConfig(l *config.Loaded) Result {
+	if l.Err != nil {
+		var lines []string
+		for _, e := range strings.Split(l.Err.Error(), "\n") {
+			lines = append(lines, e)
+		}
+		return Result{Status: Fail, Detail: fmt.Sprintf("%d invalid value(s) in %s: %s", len(lines), l.File, strings.Join(lines, "; ")),
+			Hint: "fix the keys named above (defaults are used meanwhile); `cabinet config` shows every value and its source", Facts: l.Warnings}
+	}
+	if len(l.Warnings) > 0 {
+		return Result{Status: Warn, Detail: strings.Join(l.Warnings, "; "), Hint: "`cabinet config` shows every value and its source"}
+	}
+	return Result{Status: OK, Detail: "read " + l.File}
+}
+
+func checkState(cfg *config.Config) Result {
+	dir := cfg.StatePath()
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return Result{Status: Warn, Detail: dir + " does not exist yet", Hint: "it is created by the first hook or by `cabinet serve`; check that its parent is writable"}
+	case err != nil:
+		return Result{Status: Fail, Detail: err.Error(), Hint: "check cabinet.state_dir"}
+	case !fi.IsDir():
+		return Result{Status: Fail, Detail: dir + " is not a directory", Hint: "point cabinet.state_dir at a directory"}
+	}
+	if unix.Access(dir, unix.W_OK) != nil {
+		return Result{Status: Fail, Detail: dir + " is not writable", Hint: "Cabinet runs as root on Batocera; check the mount of /userdata (read-only?)"}
+	}
+	var st unix.Statfs_t
+	facts := []string{}
+	if unix.Statfs(dir, &st) == nil {
+		free := st.Bavail * uint64(st.Bsize)
+		facts = append(facts, fmt.Sprintf("%.1f GiB free", float64(free)/(1<<30)))
+		if free < 50<<20 {
+			return Result{Status: Warn, Detail: fmt.Sprintf("%s has only %d MiB free", dir, free>>20), Hint: "free some space on /userdata: the store and log need a few MiB", Facts: facts}
+		}
+	}
+	return Result{Status: OK, Detail: dir, Facts: facts}
+}
+
+func esFailure(cfg *config.Config, err error) Result {
+	r := Result{Status: Fail, Detail: err.Error()}
+	switch {
+	case errors.Is(err, es.ErrUnavailable):
+		r.Hint = fmt.Sprintf("wait for EmulationStation to finish loading, or restart it; if it runs, check cabinet.es.url (%s)", cfg.ESURL)
+	case errors.Is(err, es.ErrForbidden):
+		r.Hint = "ES only answers 127.0.0.1: keep cabinet.es.url=http://127.0.0.1:1234 (or turn on ES's public web access)"
+	default:
+		r.Hint = "check that cabinet.es.url points at EmulationStation's web API (port 1234)"
+	}
+	return r
+}
+
+func checkRetroArch(ctx context.Context, cfg *config.Config, ra RetroArch, earlier []Result) Result {
+	enabled := NetworkCommandsEnabled(cfg)
+	playing := false
+	if g, ok := Find(earlier, CheckGame); ok && g.Status == OK && strings.HasPrefix(g.Detail, "playing ") {
+		playing = true
+	}
+	if playing {
+		st, err := ra.Status(ctx)
+		if err == nil {
+			return Result{Status: OK, Detail: fmt.Sprintf("RetroArch %s %s (network commands on %s)", st.State, untrusted.Clean(st.Game, 80), cfg.RetroArchAddr)}
+		}
+		if !enabled {
+			return Result{Status: Fail, Detail: "RetroArch does not answer network commands", Hint: "add global.retroarch.network_cmd_enable=true to /userdata/system/batocera.conf and relaunch the game"}
+		}
+		return Result{Status: Warn, Detail: "the running game does not answer on " + cfg.RetroArchAddr,
+			Hint: "it may use a standalone emulator (no RetroArch), or it started before network commands were enabled: relaunch it"}
+	}
+	if !enabled {
+		return Result{Status: Fail, Detail: "RetroArch network commands are off", Hint: "add global.retroarch.network_cmd_enable=true to /userdata/system/batocera.conf; the game tools (pause, save state, screenshot…) need it"}
+	}
+	return Result{Status: OK, Detail: "network commands enabled in batocera.conf (checked live while a game runs)"}
+}
+
+// NetworkCommandsEnabled reads global.retroarch.network_cmd_enable from
+// batocera.conf (the first occurrence, as batocera-settings-get).
+func NetworkCommandsEnabled(cfg *config.Config) bool {
+	b, err := os.ReadFile(cfg.Path(config.DefaultFile))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), "=")
+		if ok && strings.TrimSpace(k) == "global.retroarch.network_cmd_enable" {
+			on, _ := config.ParseBool(strings.Trim(strings.TrimSpace(v), `"`))
+			return on
+		}
+	}
+	return false
+}
+
+func checkMQTT(ctx context.Context, cfg *config.Config, connect func(context.Context) error) Result {
+	if !cfg.MQTTEnabled() || connect == nil {
+		return Result{Status: Warn, Detail: "MQTT is off: Home Assistant sees nothing", Hint: "set cabinet.mqtt.broker (tcp://host:1883) and, if needed, cabinet.mqtt.username and cabinet.mqtt.password_file"}
+	}
+	if err := connect(ctx); err != nil {
+		return Result{Status: Fail, Detail: err.Error(), Hint: "check that the broker runs and is reachable from the cabinet, and cabinet.mqtt.* (broker, username, password)"}
+	}
+	who := "anonymously"
+	if cfg.MQTT.Username != "" {
+		who = "as " + cfg.MQTT.Username
+	}
+	return Result{Status: OK, Detail: fmt.Sprintf("connected to %s %s", cfg.MQTT.Broker, who)}
+}
+
+func checkHooks(l packaging.Layout) Result {
+	var missing, changed []string
+	files := l.ESScriptFiles()
+	for _, s := range files {
+		b, err := os.ReadFile(s.Path)
+		switch {
+		case err != nil:
+			missing = append(missing, s.Path)
+		case string(b) != s.Content:
+			changed = append(changed, s.Path)
+		}
+	}
+	switch {
+	case len(missing) == len(files):
+		return Result{Status: Warn, Detail: "the ES hook scripts are not installed: play tracking is off", Hint: "install them (README: \"Install the hook by hand\")", Facts: missing}
+	case len(missing)+len(changed) > 0:
+		return Result{Status: Fail, Detail: fmt.Sprintf("%d hook script(s) missing and %d different from this version", len(missing), len(changed)),
+			Hint: "reinstall the hook scripts (README: \"Install the hook by hand\")", Facts: append(missing, changed...)}
+	}
+	return Result{Status: OK, Detail: fmt.Sprintf("%d scripts installed and current", len(files))}
+}
