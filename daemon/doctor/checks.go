@@ -97,7 +97,9 @@ func Checks(env Env) []Check {
 			}
 			return Result{Status: OK, Detail: fmt.Sprintf("playing %s (%s)", untrusted.Clean(g.Name, 80), untrusted.Clean(g.System, 40))}
 		}},
-		{CheckRetroArch, func(ctx context.Context, earlier []Result) Result { return checkRetroArch(ctx, cfg, env.RetroArch, earlier) }},
+		{CheckRetroArch, func(ctx context.Context, earlier []Result) Result {
+			return checkRetroArch(ctx, cfg, env.RetroArch, earlier)
+		}},
 		{CheckMQTT, func(ctx context.Context, _ []Result) Result { return checkMQTT(ctx, cfg, env.MQTTConnect) }},
 		{CheckHooks, func(ctx context.Context, _ []Result) Result { return checkHooks(env.Hooks) }},
 	}
