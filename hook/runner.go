@@ -3,6 +3,7 @@ package hook
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -29,7 +30,7 @@ type Runner struct {
 	// Publisher is nil when MQTT is off.
 	Publisher Publisher
 	Log       zerolog.Logger
-	// Now stamps the moment of each Apply (default: Now).
+	// Now stamps the moment of each Apply (default: journal.Now).
 	Now func() tracker.Stamp
 	// LockTimeout bounds the wait for the store (default 60 ms).
 	LockTimeout time.Duration
@@ -42,17 +43,24 @@ type Runner struct {
 // Handle records ev. It never fails: whatever goes wrong is logged, and the
 // event is spooled when it cannot be stored, so nothing logged is lost.
 func (r *Runner) Handle(ctx context.Context, ev tracker.Event) {
+	r.HandleKeyed(ctx, journal.NewKey(ev), ev)
+}
+
+// HandleKeyed records ev under key (see journal.NewKey): if the daemon got
+// the same event but its ack came too late, the store still applies it once.
+func (r *Runner) HandleKeyed(ctx context.Context, key string, ev tracker.Event) {
 	publish := ev.Source != tracker.SourceConfiggen
 	store, err := r.open(ev)
 	if err != nil {
-		r.spool(ev, err)
+		r.spool(key, ev, err)
 		return
 	}
 	defer store.Close()
 	if store.Quarantined != "" {
 		r.Log.Error().Str("moved_to", store.Quarantined).Msg("the store was damaged; it was moved aside and tracking goes on with a new one")
 	}
-	if err := r.apply(ctx, store, publish, &ev); err != nil {
+	own := journal.Keyed(key, ev)
+	if err := r.apply(ctx, store, publish, &own); err != nil {
 		return
 	}
 	// Hooks that found the store busy while we held it spooled their
@@ -90,22 +98,21 @@ func (r *Runner) open(ev tracker.Event) (*outbox.Store, error) {
 	return outbox.Open(r.StorePath, outbox.Options{LockTimeout: timeout})
 }
 
-// apply ingests the spool and ev (nil: a flush) in one transaction, then
+// apply ingests the spool and own (nil: a flush) in one transaction, then
 // publishes what is pending.
-func (r *Runner) apply(ctx context.Context, store *outbox.Store, publish bool, ev *tracker.Event) error {
+func (r *Runner) apply(ctx context.Context, store *outbox.Store, publish bool, own *journal.Spooled) error {
 	spooled, err := r.Spool.Read()
 	if err != nil {
 		r.Log.Warn().Err(err).Msg("spool unreadable; its events wait for the next run")
 	}
 	j := journal.Journal{Store: store, Settings: r.Settings, Tracker: r.Tracker, Publishing: r.Publisher != nil}
-	var evs []tracker.Event
-	if ev != nil {
-		evs = append(evs, *ev)
+	if own != nil {
+		spooled = append(spooled, *own)
 	}
-	res, err := j.Apply(r.now(), publish, spooled, evs...)
+	res, err := j.Apply(r.now(), publish, spooled)
 	if err != nil {
-		if ev != nil {
-			r.spool(*ev, err)
+		if own != nil {
+			r.spool(strings.TrimSuffix(own.Name, ".event"), own.Event, err)
 		} else {
 			r.Log.Error().Err(err).Msg("store write failed")
 		}
@@ -161,8 +168,8 @@ func (r *Runner) deliver(ctx context.Context, store *outbox.Store) {
 }
 
 // spool keeps an event the store could not take.
-func (r *Runner) spool(ev tracker.Event, cause error) {
-	if err := r.Spool.Write(ev); err != nil {
+func (r *Runner) spool(key string, ev tracker.Event, cause error) {
+	if err := r.Spool.WriteKeyed(key, ev); err != nil {
 		r.Log.Error().Err(err).AnErr("cause", cause).Str("event", string(ev.Kind)).Msg("event lost: neither the store nor the spool could take it")
 		return
 	}
@@ -177,5 +184,5 @@ func (r *Runner) now() tracker.Stamp {
 	if r.Now != nil {
 		return r.Now()
 	}
-	return Now()
+	return journal.Now()
 }

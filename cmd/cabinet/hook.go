@@ -34,7 +34,7 @@ const (
 type hookCommand struct{ env *env }
 
 func (c *hookCommand) Run(ctx context.Context, args []string) (err error) {
-	stamp := hook.Now() // first thing: the event's time
+	stamp := journal.Now() // first thing: the event's time
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
 		fmt.Fprint(c.env.Stderr, `Usage: cabinet hook [--source es|configgen] EVENT [ARGS...]
 
@@ -66,13 +66,10 @@ exits 0, and returns within a quarter of a second. Problems go to
 	if l.Err != nil {
 		log.Warn().Err(l.Err).Msg("configuration has invalid values; their defaults are used")
 	}
-	r, err := newHookRunner(cfg, log)
-	if err != nil {
-		log.Error().Err(err).Msg("hook cannot run")
-		return nil
-	}
 	if args == nil {
-		runFlusher(ctx, cfg, r, flushAfter, log)
+		if r, err := newHookRunner(cfg, log); err == nil {
+			runFlusher(ctx, cfg, r, flushAfter, log)
+		}
 		return nil
 	}
 	ev, err := hook.ParseArgs(args, stamp)
@@ -86,9 +83,22 @@ exits 0, and returns within a quarter of a second. Problems go to
 	}
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
+	// The daemon's fast path first: it owns the store and the MQTT link.
+	key := journal.NewKey(ev)
+	if err := hook.Deliver(ctx, journal.SocketPath(cfg), key, ev); err == nil {
+		log.Debug().Str("event", string(ev.Kind)).Dur("took", time.Since(stamp.At)).Msg("hook handed to the daemon")
+		return nil
+	} else if err != hook.ErrNoDaemon {
+		log.Warn().Err(err).Str("event", string(ev.Kind)).Msg("daemon did not ack in time; recording the event here")
+	}
+	r, err := newHookRunner(cfg, log)
+	if err != nil {
+		log.Error().Err(err).Msg("hook cannot record the event")
+		return nil
+	}
 	var once sync.Once
 	r.ScheduleFlush = func(d time.Duration) { once.Do(func() { spawnFlusher(c.env, d, log) }) }
-	r.Handle(ctx, ev)
+	r.HandleKeyed(ctx, key, ev)
 	log.Debug().Str("event", string(ev.Kind)).Str("source", string(ev.Source)).Dur("took", time.Since(stamp.At)).Msg("hook done")
 	return nil
 }

@@ -22,12 +22,6 @@ func (p *pending) Run(ctx context.Context, args []string) error {
 	return fmt.Errorf("not in this build yet (issue %d)", p.issue)
 }
 
-type serveCommand struct{ env *env }
-
-func (c *serveCommand) Run(ctx context.Context, args []string) error {
-	return (&pending{c.env, "serve", "", "Run the resident daemon.", 6}).Run(ctx, args)
-}
-
 type mcpCommand struct{ env *env }
 
 func (c *mcpCommand) Run(ctx context.Context, args []string) error {

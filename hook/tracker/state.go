@@ -139,8 +139,9 @@ type Pending struct {
 	Session haentities.Session `json:"s,omitzero"`
 }
 
-// New returns the state of a cabinet the tracker has never seen.
-func New() State { return State{V: StateVersion} }
+// New returns the state of a cabinet the tracker has never seen: online,
+// since whatever runs this code runs on it.
+func New() State { return State{V: StateVersion, Core: Core{Online: true}} }
 
 // Encode returns the state's JSON.
 func Encode(st State) ([]byte, error) {

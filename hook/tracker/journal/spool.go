@@ -27,8 +27,16 @@ const (
 	maxSpoolBatch = 2000
 )
 
-// Write persists one event.
-func (s Spool) Write(ev tracker.Event) error {
+// Write persists one event under a new key.
+func (s Spool) Write(ev tracker.Event) error { return s.WriteKeyed(NewKey(ev), ev) }
+
+// WriteKeyed persists one event under key (see NewKey): the file is
+// key.event, so the store can tell it from the same event delivered over
+// the daemon's socket.
+func (s Spool) WriteKeyed(key string, ev tracker.Event) error {
+	if key == "" || strings.ContainsAny(key, "/\x00") || len(key) > 128 {
+		return fmt.Errorf("spool: bad key %q", key)
+	}
 	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
 		return fmt.Errorf("spool: %w", err)
 	}
@@ -51,10 +59,7 @@ func (s Spool) Write(ev tracker.Event) error {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("spool: %w", err)
 	}
-	// The name sorts by boot clock, so a directory listing is already in
-	// event order within a boot.
-	name := fmt.Sprintf("%020d-%d-%s%s", int64(ev.Boot), os.Getpid(), strings.TrimPrefix(filepath.Base(tmp.Name()), ".tmp-"), spoolExt)
-	if err := os.Rename(tmp.Name(), filepath.Join(s.Dir, name)); err != nil {
+	if err := os.Rename(tmp.Name(), filepath.Join(s.Dir, key+spoolExt)); err != nil {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("spool: %w", err)
 	}
@@ -161,6 +166,11 @@ func (s Spool) dropStaleTemp(name string) {
 	}
 }
 
-// key is the spooled file's identity in the store, so a crash between the
-// commit and the removal never applies an event twice.
-func (it Spooled) key() string { return "spool:" + it.Name }
+// key is the event's identity in the store, the same whether it came from
+// the spool or the socket, so a crash between the commit and the file's
+// removal (or an ack that came too late) never applies an event twice.
+func (it Spooled) key() string { return "ev:" + strings.TrimSuffix(it.Name, spoolExt) }
+
+// Keyed wraps an event delivered with its key (over the socket, or the
+// hook's own event) so Apply dedupes it like a spooled one.
+func Keyed(key string, ev tracker.Event) Spooled { return Spooled{Name: key, Event: ev} }

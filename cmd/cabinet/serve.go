@@ -1,0 +1,38 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/batocera-cabinet/cabinet/cmd/cabinet/config"
+	"github.com/batocera-cabinet/cabinet/cmd/cabinet/logfile"
+	"github.com/batocera-cabinet/cabinet/daemon"
+)
+
+type serveCommand struct{ env *env }
+
+func (c *serveCommand) Run(ctx context.Context, args []string) error {
+	var sets setFlag
+	fs := newFlags(c.env, "serve", "", `Run the resident daemon (the Batocera service): one MQTT connection with a last will,
+hook events over /var/run/cabinet/cabinet.sock, the ES /runningGame watcher, live
+configuration, and MCP. Logs to <state_dir>/cabinet.log (--log-stderr: to stderr).
+Stops cleanly on SIGTERM/SIGINT.`, &sets)
+	toStderr := fs.Bool("log-stderr", false, "log to stderr instead of the log file")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	load := func() *config.Loaded { return loadConfig(c.env, sets) }
+	l := load()
+	var out = c.env.Stderr
+	if !*toStderr {
+		f, err := logfile.Open(filepath.Join(l.Config.StatePath(), "cabinet.log"), 0, -1)
+		if err != nil {
+			return fmt.Errorf("open the log: %w", err)
+		}
+		defer f.Close()
+		out = f
+	}
+	red := logfile.NewRedactor(out, l.Config.Secrets())
+	return daemon.Run(ctx, daemon.Options{Load: load, Version: buildVersion(), LogOut: red, Redactor: red})
+}
