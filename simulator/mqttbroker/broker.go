@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"time"
 
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/listeners"
@@ -42,6 +43,7 @@ type Broker struct {
 
 	mu      sync.Mutex
 	srv     *mqtt.Server
+	ln      *trackingListener
 	msgs    []Message
 	waiters []chan struct{}
 }
@@ -74,7 +76,8 @@ func (b *Broker) start() error {
 		ln.Close()
 		return err
 	}
-	if err := srv.AddListener(listeners.NewNet("tcp", ln)); err != nil {
+	tl := &trackingListener{Listener: ln, conns: map[net.Conn]struct{}{}}
+	if err := srv.AddListener(listeners.NewNet("tcp", tl)); err != nil {
 		ln.Close()
 		return err
 	}
@@ -83,7 +86,7 @@ func (b *Broker) start() error {
 		return fmt.Errorf("embedded broker: %w", err)
 	}
 	b.mu.Lock()
-	b.srv = srv
+	b.srv, b.ln = srv, tl
 	b.mu.Unlock()
 	return nil
 }
@@ -95,15 +98,75 @@ func (b *Broker) Addr() string { return b.addr }
 func (b *Broker) URL() string { return "tcp://" + b.addr }
 
 // Close stops the broker; connected clients are dropped (their wills fire).
+//
+// mochi v2.7.9 disconnects its clients before it closes its listener and
+// then waits, unbounded, for all of them: a client that reconnects in that
+// gap hangs Close for ever. So the listener is closed first and every
+// accepted connection cut, and mochi's Close is given a bounded time.
 func (b *Broker) Close() error {
 	b.mu.Lock()
-	srv := b.srv
-	b.srv = nil
+	srv, tl := b.srv, b.ln
+	b.srv, b.ln = nil, nil
 	b.mu.Unlock()
 	if srv == nil {
 		return nil
 	}
-	return srv.Close()
+	tl.closeAll()
+	done := make(chan error, 1)
+	go func() { done <- srv.Close() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(5 * time.Second):
+		return errors.New("embedded broker: close did not finish in 5s (mochi still waiting for clients)")
+	}
+}
+
+// trackingListener remembers accepted connections so Close can cut them.
+type trackingListener struct {
+	net.Listener
+	mu     sync.Mutex
+	closed bool
+	conns  map[net.Conn]struct{}
+}
+
+func (l *trackingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		c.Close()
+		return nil, net.ErrClosed
+	}
+	l.conns[c] = struct{}{}
+	return &trackedConn{Conn: c, l: l}, nil
+}
+
+func (l *trackingListener) closeAll() {
+	l.mu.Lock()
+	l.closed = true
+	conns := l.conns
+	l.conns = map[net.Conn]struct{}{}
+	l.mu.Unlock()
+	l.Listener.Close()
+	for c := range conns {
+		c.Close()
+	}
+}
+
+type trackedConn struct {
+	net.Conn
+	l *trackingListener
+}
+
+func (c *trackedConn) Close() error {
+	c.l.mu.Lock()
+	delete(c.l.conns, c.Conn)
+	c.l.mu.Unlock()
+	return c.Conn.Close()
 }
 
 // Restart stops the broker and starts a fresh one on the same address (no
