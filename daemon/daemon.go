@@ -165,7 +165,7 @@ func Run(ctx context.Context, opts Options) error {
 		{"watcher", d.watch.run},
 		{"spool", d.watchSpool},
 		{"config", d.watchConfig},
-		{"systems", d.cacheSystems},
+		{"names", d.cacheNames},
 	}
 	d.log.Info().Str("version", opts.Version).Str("socket", sock.path).Bool("mqtt", cfg.MQTTEnabled()).Msg("cabinet serve started")
 	if opts.Ready != nil {
@@ -229,28 +229,15 @@ func (d *Daemon) cacheName(g es.Game) {
 	})
 }
 
-// cacheSystems keeps ES's system full names ("Nintendo Entertainment
-// System") for now_playing_system, refreshed hourly.
-func (d *Daemon) cacheSystems(ctx context.Context) error {
+// cacheNames keeps ES's system full names ("Nintendo Entertainment
+// System") and game names, so events that only carry argv (configgen has no
+// name at all, ES mangles "$words") show ES's own names. Refreshed hourly,
+// and sooner while ES is still loading.
+func (d *Daemon) cacheNames(ctx context.Context) error {
 	for {
-		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		systems, err := d.esClient.Systems(sctx)
-		cancel()
 		wait := time.Hour
-		if err != nil {
-			wait = 30 * time.Second // ES still loading
-		} else {
-			d.eng.store.Update(func(tx *outbox.Tx) error {
-				for _, s := range es.GameSystems(systems) {
-					if full, ok := tx.SystemName(s.Name); ok && full == s.FullName {
-						continue
-					}
-					if err := tx.PutSystem(s.Name, s.FullName); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
+		if err := d.refreshNames(ctx); err != nil {
+			wait = 30 * time.Second
 		}
 		select {
 		case <-ctx.Done():
@@ -258,6 +245,50 @@ func (d *Daemon) cacheSystems(ctx context.Context) error {
 		case <-time.After(wait):
 		}
 	}
+}
+
+func (d *Daemon) refreshNames(ctx context.Context) error {
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	systems, err := d.esClient.Systems(sctx)
+	cancel()
+	if err != nil {
+		return err
+	}
+	type entry struct {
+		path string
+		name outbox.Name
+	}
+	var games []entry
+	real := es.GameSystems(systems)
+	for _, s := range real {
+		gctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		list, err := d.esClient.Games(gctx, s.Name)
+		cancel()
+		if err != nil {
+			return err
+		}
+		for _, g := range list {
+			games = append(games, entry{g.Path, outbox.Name{Name: g.Name, System: g.System, SystemName: s.FullName}})
+		}
+	}
+	return d.eng.store.Update(func(tx *outbox.Tx) error {
+		for _, s := range real {
+			if full, ok := tx.SystemName(s.Name); !ok || full != s.FullName {
+				if err := tx.PutSystem(s.Name, s.FullName); err != nil {
+					return err
+				}
+			}
+		}
+		for _, g := range games {
+			if n, ok := tx.Name(g.path); ok && n == g.name {
+				continue
+			}
+			if err := tx.PutName(g.path, g.name); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // Status reports the daemon's health.

@@ -34,12 +34,6 @@ func (c *callCommand) Run(ctx context.Context, args []string) error {
 	return (&pending{c.env, "call", "[--dry-run] TOOL key=value...", "Call one MCP tool.", 5}).Run(ctx, args)
 }
 
-type demoCommand struct{ env *env }
-
-func (c *demoCommand) Run(ctx context.Context, args []string) error {
-	return (&pending{c.env, "demo", "", "Run the demo.", 6}).Run(ctx, args)
-}
-
 type tokenCommand struct{ env *env }
 
 func (c *tokenCommand) Run(ctx context.Context, args []string) error {

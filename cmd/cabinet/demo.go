@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/batocera-cabinet/cabinet/cmd/cabinet/config"
+	"github.com/batocera-cabinet/cabinet/cmd/cabinet/logfile"
+	"github.com/batocera-cabinet/cabinet/daemon"
+	"github.com/batocera-cabinet/cabinet/simulator"
+	"github.com/batocera-cabinet/cabinet/simulator/mqttbroker"
+)
+
+type demoCommand struct{ env *env }
+
+func (c *demoCommand) Run(ctx context.Context, args []string) error {
+	var sets setFlag
+	fs := newFlags(c.env, "demo", "", `Cabinet's main job on a machine with no cabinet: starts a simulated cabinet (fake
+EmulationStation and RetroArch, the real hook scripts), an embedded MQTT broker and
+the daemon on loopback, prints how to reach them, and plays a short scripted evening
+(a few games, a screensaver, a session too short to be logged, sleep and wake) while
+the Home Assistant states it publishes are shown as they change. Then it keeps running
+for you to try the MCP tools, until Ctrl-C (--once: exit after the evening).`, &sets)
+	once := fs.Bool("once", false, "exit after the scripted evening")
+	scale := fs.Float64("speed", 1, "speed of the evening (2 = twice as fast)")
+	keep := fs.String("dir", "", "keep the simulator's files in DIR (default: a temporary folder)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *scale <= 0 {
+		return fmt.Errorf("%w: --speed must be positive", errUsage)
+	}
+	out := c.env.Stdout
+	dir := *keep
+	if dir == "" {
+		d, err := os.MkdirTemp("", "cabinet-demo-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	broker, err := mqttbroker.Start(mqttbroker.Options{})
+	if err != nil {
+		return err
+	}
+	defer broker.Close()
+	// ES's own stderr (sh refusing a game-selected line with a "(" in the
+	// path, exactly as on a cabinet) is noise here: it goes to a file.
+	esErr, err := os.Create(filepath.Join(dir, "es_stderr.log"))
+	if err != nil {
+		return err
+	}
+	defer esErr.Close()
+	cab, err := simulator.Start(simulator.Options{Dir: dir, LaunchDelay: 300 * time.Millisecond, ScriptStderr: esErr})
+	if err != nil {
+		return err
+	}
+	defer cab.Close()
+	conf, err := cab.WriteConfig(dir, "cabinet.name=Demo Cabinet", "cabinet.mqtt.broker="+broker.URL(),
+		"cabinet.tracker.min_session_seconds=5", "cabinet.log.level=debug")
+	if err != nil {
+		return err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	if _, err := cab.InstallHooks(exe, conf); err != nil {
+		return err
+	}
+	denv := *c.env
+	denv.Environ = append(append([]string{}, c.env.Environ...), "CABINET_CONFIG="+conf)
+	load := func() *config.Loaded { return loadConfig(&denv, sets) }
+	cfg := load().Config
+	logf, err := logfile.Open(filepath.Join(cfg.StatePath(), "cabinet.log"), 0, -1)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+
+	dctx, stop := context.WithCancel(ctx)
+	defer stop()
+	ready := make(chan *daemon.Daemon, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- daemon.Run(dctx, daemon.Options{Load: load, Version: buildVersion(), LogOut: logf, Ready: func(d *daemon.Daemon) { ready <- d }})
+	}()
+	select {
+	case <-ready:
+	case err := <-done:
+		return fmt.Errorf("the daemon did not start: %w", err)
+	case <-ctx.Done():
+		return nil
+	}
+	id, _ := cfg.CabinetID()
+	fmt.Fprintf(out, "Cabinet demo — a simulated cabinet, an embedded MQTT broker and the daemon, on loopback.\n\n")
+	fmt.Fprintf(out, "  MQTT broker     %s   (watch: mosquitto_sub -h %s -p %s -t 'batocera/#' -v)\n", broker.URL(), hostOf(broker.Addr()), portOf(broker.Addr()))
+	fmt.Fprintf(out, "  cabinet id      %s   (Home Assistant device \"Demo Cabinet\")\n", id)
+	fmt.Fprintf(out, "  EmulationStation (simulated) %s\n", cab.ESURL())
+	fmt.Fprintf(out, "  config          %s\n", conf)
+	fmt.Fprintf(out, "  log             %s\n", filepath.Join(cfg.StatePath(), "cabinet.log"))
+	fmt.Fprintf(out, "  try             CABINET_CONFIG=%s %s doctor\n\n", conf, exe)
+
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() { showStates(watchCtx, broker, id, out); close(watched) }()
+	err = cab.Play(ctx, simulator.Evening(1 / *scale), func(s string) { fmt.Fprintf(out, "%s ▶ %s\n", time.Now().Format("15:04:05"), s) })
+	if err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintf(c.env.Stderr, "demo: %v\n", err)
+	}
+	if !*once && ctx.Err() == nil {
+		fmt.Fprintf(out, "\nThe evening is over; the cabinet keeps running for you to try. Ctrl-C stops it.\n")
+		<-ctx.Done()
+	}
+	stopWatch()
+	<-watched
+	if ctx.Err() == nil {
+		fmt.Fprintf(out, "\nWhat Home Assistant shows at the end of the evening:\n")
+		for _, line := range finalStates(broker, id) {
+			fmt.Fprintf(out, "  %s\n", line)
+		}
+	}
+	stop()
+	return <-done
+}
+
+// showStates prints each state change Home Assistant would see, as it
+// reaches the broker.
+func showStates(ctx context.Context, b *mqttbroker.Broker, id string, out interface{ Write([]byte) (int, error) }) {
+	seen := 0
+	prefix := "batocera/" + id + "/"
+	for {
+		ch := b.Changed()
+		msgs := b.Messages()
+		for _, m := range msgs[seen:] {
+			entity := strings.TrimPrefix(m.Topic, prefix)
+			if entity == m.Topic || strings.Contains(entity, "/") {
+				continue
+			}
+			fmt.Fprintf(out, "%s   HA %-22s %s\n", time.Now().Format("15:04:05"), entity, m.Payload)
+		}
+		seen = len(msgs)
+		select {
+		case <-ctx.Done():
+			return
+		case <-ch:
+		}
+	}
+}
+
+// finalStates lists the retained state of every entity.
+func finalStates(b *mqttbroker.Broker, id string) []string {
+	latest := map[string]string{}
+	prefix := "batocera/" + id + "/"
+	for _, m := range b.Messages() {
+		entity := strings.TrimPrefix(m.Topic, prefix)
+		if entity != m.Topic && !strings.Contains(entity, "/") && m.Retain {
+			latest[entity] = string(m.Payload)
+		}
+	}
+	var out []string
+	for k, v := range latest {
+		out = append(out, fmt.Sprintf("%-20s %s", k, v))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func hostOf(addr string) string { h, _, _ := strings.Cut(addr, ":"); return h }
+func portOf(addr string) string { _, p, _ := strings.Cut(addr, ":"); return p }

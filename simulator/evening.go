@@ -1,0 +1,98 @@
+package simulator
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/batocera-cabinet/cabinet/simulator/fakees"
+	"github.com/batocera-cabinet/cabinet/simulator/library"
+)
+
+// Step is one moment of a scripted evening at the cabinet.
+type Step struct {
+	Say  string
+	Do   func(ctx context.Context, c *Cabinet) error
+	Wait time.Duration // after Do
+}
+
+// Evening is a short scripted evening: ES starts, two real sessions, a
+// screensaver that shows games, a session too short to be logged, sleep and
+// wake — every kind of state Home Assistant shows changes at least once.
+// scale stretches the waits (1 = about 40 s).
+func Evening(scale float64) []Step {
+	d := func(s float64) time.Duration { return time.Duration(s * scale * float64(time.Second)) }
+	return []Step{
+		{Say: "EmulationStation starts", Do: func(_ context.Context, c *Cabinet) error { c.ES.Start(); return nil }, Wait: d(2)},
+		{Say: "launching Super Mario Bros. (World) on nes", Do: launch("nes", "Super Mario Bros. (World)"), Wait: d(9)},
+		{Say: "quitting the game (RetroArch QUIT)", Do: endGame, Wait: d(4)},
+		{Say: "the screensaver starts (random video) and shows a game", Do: func(_ context.Context, c *Cabinet) error {
+			if err := c.ES.StartScreensaver(fakees.ScreensaverVideo); err != nil {
+				return err
+			}
+			g, ok := find(c.Library, "snes", "")
+			if !ok {
+				return fmt.Errorf("no snes game")
+			}
+			return c.ES.ScreensaverShow(g.System, g.ID)
+		}, Wait: d(3)},
+		{Say: "back to the menu (screensaver stops)", Do: func(_ context.Context, c *Cabinet) error { c.ES.StopScreensaver(); return nil }, Wait: d(2)},
+		{Say: "a two-second game of Sonic (too short to be logged)", Do: launch("megadrive", "Sonic"), Wait: d(2)},
+		{Say: "quitting it", Do: endGame, Wait: d(3)},
+		{Say: "idle: the dim screensaver starts and ES sleeps", Do: func(_ context.Context, c *Cabinet) error {
+			return c.ES.StartScreensaver(fakees.ScreensaverDim)
+		}, Wait: d(4)},
+		{Say: "someone picks up a controller (wake)", Do: func(_ context.Context, c *Cabinet) error { c.ES.Wake(); return nil }, Wait: d(2)},
+		{Say: "launching Street Fighter II on mame", Do: launch("mame", "Street Fighter"), Wait: d(8)},
+		{Say: "quitting it", Do: endGame, Wait: d(5)},
+	}
+}
+
+// Play runs steps in order, saying each one, until done or ctx ends.
+func (c *Cabinet) Play(ctx context.Context, steps []Step, say func(string)) error {
+	for _, s := range steps {
+		if say != nil {
+			say(s.Say)
+		}
+		if err := s.Do(ctx, c); err != nil {
+			return fmt.Errorf("%s: %w", s.Say, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(s.Wait):
+		}
+	}
+	return nil
+}
+
+// launch starts the first game of system whose name contains part, the way
+// a user would (through ES, which fires the hooks).
+func launch(system, part string) func(context.Context, *Cabinet) error {
+	return func(ctx context.Context, c *Cabinet) error {
+		g, ok := find(c.Library, system, part)
+		if !ok {
+			return fmt.Errorf("no %s game named like %q", system, part)
+		}
+		return c.ES.Launch(g.System, g.ID)
+	}
+}
+
+func endGame(_ context.Context, c *Cabinet) error {
+	c.ES.EndGame(0)
+	return nil
+}
+
+func find(lib *library.Library, system, part string) (library.Game, bool) {
+	for _, g := range lib.Games(system) {
+		if part == "" || containsFold(g.Name, part) {
+			return g, true
+		}
+	}
+	return library.Game{}, false
+}
+
+func containsFold(s, sub string) bool {
+	return strings.Contains(strings.ToLower(s), strings.ToLower(sub))
+}
