@@ -33,9 +33,3 @@ type callCommand struct{ env *env }
 func (c *callCommand) Run(ctx context.Context, args []string) error {
 	return (&pending{c.env, "call", "[--dry-run] TOOL key=value...", "Call one MCP tool.", 5}).Run(ctx, args)
 }
-
-type tokenCommand struct{ env *env }
-
-func (c *tokenCommand) Run(ctx context.Context, args []string) error {
-	return (&pending{c.env, "token", "new|show", "Create or show the LAN token.", 6}).Run(ctx, args)
-}
