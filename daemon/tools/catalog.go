@@ -1,0 +1,163 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/batocera-cabinet/cabinet/daemon/es"
+	"github.com/batocera-cabinet/cabinet/daemon/tools/search"
+	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
+)
+
+// fetchWorkers is how many game lists are fetched at once: ES's HTTP
+// server has two base workers, and more lists at once hold more memory.
+const fetchWorkers = 2
+
+// catalog owns the search index: built from ES's game lists of every real
+// game system on first use, kept until invalidated or too old.
+type catalog struct {
+	es     ES
+	clock  Clock
+	maxAge time.Duration
+
+	mu       sync.Mutex
+	ix       *search.Index
+	systems  []string // real game systems, in ES's order
+	built    time.Time
+	gen      uint64        // bumped by invalidate: a build started earlier is not kept
+	building chan struct{} // closed when the running build ends; nil when none runs
+}
+
+func newCatalog(e ES, clock Clock, maxAge time.Duration) *catalog {
+	return &catalog{es: e, clock: clock, maxAge: maxAge}
+}
+
+func (c *catalog) invalidate() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	c.ix, c.systems = nil, nil
+}
+
+// index returns the current index, building it (once, however many callers
+// wait) when there is none or it is too old.
+func (c *catalog) index(ctx context.Context) (*search.Index, []string, error) {
+	for {
+		c.mu.Lock()
+		if c.ix != nil && c.clock.Now().Sub(c.built) < c.maxAge {
+			ix, sys := c.ix, c.systems
+			c.mu.Unlock()
+			return ix, sys, nil
+		}
+		if wait := c.building; wait != nil {
+			c.mu.Unlock()
+			select {
+			case <-wait:
+				continue // built, or failed: look again
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			}
+		}
+		done := make(chan struct{})
+		c.building, c.ix = done, nil
+		gen := c.gen
+		c.mu.Unlock()
+
+		ix, sys, err := c.build(ctx)
+		c.mu.Lock()
+		c.building = nil
+		if err == nil && gen == c.gen {
+			c.ix, c.systems, c.built = ix, sys, c.clock.Now()
+		}
+		c.mu.Unlock()
+		close(done)
+		if err != nil {
+			return nil, nil, err
+		}
+		return ix, sys, nil // an index invalidated meanwhile still answers this call
+	}
+}
+
+func (c *catalog) build(ctx context.Context) (*search.Index, []string, error) {
+	all, err := c.es.Systems(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	systems := es.GameSystems(all)
+	names := make([]string, 0, len(systems))
+	total := 0
+	for _, s := range systems {
+		names = append(names, untrusted.Clean(s.Name, maxIdent))
+		total += s.TotalGames
+	}
+	b := search.NewBuilder(total)
+	jobs := make(chan string)
+	errs := make(chan error, fetchWorkers)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for range fetchWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for sys := range jobs {
+				if err := c.add(ctx, b, sys); err != nil {
+					errs <- err
+					cancel()
+					return
+				}
+			}
+		}()
+	}
+feed:
+	for _, s := range systems {
+		select {
+		case jobs <- s.Name:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return nil, nil, err
+	default:
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	return b.Index(), names, nil
+}
+
+// add indexes one system's games and lets the ES client drop its copy of
+// the list: the index keeps what search needs in a fraction of the space.
+func (c *catalog) add(ctx context.Context, b *search.Builder, system string) error {
+	games, err := c.es.Games(ctx, system)
+	c.es.InvalidateSystem(system)
+	if errors.Is(err, es.ErrNotFound) {
+		return nil // the system went away since /systems
+	}
+	if err != nil {
+		return err
+	}
+	for _, g := range games {
+		if g.Hidden {
+			continue // ES hides them in its own lists too
+		}
+		b.Add(docOf(g, untrusted.Clean(system, maxIdent)))
+	}
+	return nil
+}
+
+func docOf(g es.Game, system string) search.Doc {
+	d := search.Doc{System: system, ID: untrusted.Clean(g.ID, maxIdent), Name: untrusted.Clean(g.Name, maxName),
+		Genre: untrusted.Clean(g.Genre, maxShort), Players: untrusted.Clean(g.Players, maxPlayers),
+		Favorite: g.Favorite, PlayCount: g.PlayCount, PlayTime: g.GameTime, LastPlayed: g.LastPlayed}
+	if !g.ReleaseDate.IsZero() {
+		d.Year = g.ReleaseDate.Year()
+	}
+	return d
+}

@@ -1,0 +1,125 @@
+package tools
+
+import (
+	"context"
+	"time"
+
+	"github.com/batocera-cabinet/cabinet/daemon/es"
+	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
+)
+
+// ES is what the tools use of EmulationStation (*es.Client implements it).
+// It deliberately has no way to reach /quit, /restart, /shutdown,
+// /addgames, /removegames or uploads: no tool can call what is not here.
+type ES interface {
+	Caps(ctx context.Context) (es.Caps, error)
+	Systems(ctx context.Context) ([]es.System, error)
+	Games(ctx context.Context, system string) ([]es.Game, error)
+	Game(ctx context.Context, system, id string) (es.Game, error)
+	LookupGame(ctx context.Context, system, id string) (es.Game, error)
+	RunningGame(ctx context.Context) (*es.Game, error)
+	IsIdle(ctx context.Context) (bool, error)
+	LaunchGame(ctx context.Context, system, id string) (es.Game, error)
+	EmuKill(ctx context.Context) error
+	Notify(ctx context.Context, text string) error
+	MessageBox(ctx context.Context, text string) error
+	ReloadGames(ctx context.Context) error
+	// InvalidateSystem drops a cached game list; the search index releases
+	// each list once it is indexed, so the lists are not held twice.
+	InvalidateSystem(system string)
+}
+
+// RetroArch is what the tools use of RetroArch's network commands
+// (*retroarch.Client implements it): the fixed hotkeys, the status queries
+// and a validated one-line message, nothing a caller can turn into another
+// command.
+type RetroArch interface {
+	Addr() string
+	Version(ctx context.Context) (string, error)
+	Status(ctx context.Context) (retroarch.Status, error)
+	ShowMessage(ctx context.Context, text string) error
+	Send(ctx context.Context, cmd retroarch.Command) error
+}
+
+// Clock is the time source of the rate limits and of "today" in play
+// history; tests inject a manual one.
+type Clock interface {
+	Now() time.Time
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+// DaemonHealth is what the daemon reports about its links.
+type DaemonHealth struct {
+	MQTTConnected bool
+	OutboxDepth   int // messages waiting for the broker
+	OutboxDropped int // messages dropped because the outbox was full
+}
+
+// DaemonStatus reports the daemon's links for batocera_get_status and
+// batocera_get_health; optional.
+type DaemonStatus interface {
+	DaemonHealth(ctx context.Context) (DaemonHealth, error)
+}
+
+// Session is one play session the tracker logged.
+type Session struct {
+	ID       string
+	Game     string // display name
+	System   string
+	ROM      string // ROM path
+	Started  time.Time
+	Ended    time.Time // zero while the game still runs
+	Duration time.Duration
+	Source   string // how it was detected, e.g. "hook", "es-api"
+}
+
+// HistoryQuery selects sessions that started in [Since, Until).
+type HistoryQuery struct {
+	Since, Until time.Time
+	System       string // "" for all
+	Limit        int    // most sessions wanted, newest first
+}
+
+// History is the tracker's session log; when given, batocera_play_history
+// is registered.
+type History interface {
+	Sessions(ctx context.Context, q HistoryQuery) ([]Session, error)
+}
+
+// Paths are the files batocera_get_health and batocera_take_screenshot
+// read. The lead resolves them under cabinet.paths.root, so tests run on a
+// fake tree.
+type Paths struct {
+	ThermalZones    string // glob of zone temperature files, millidegrees C
+	LoadAvg         string
+	MemInfo         string
+	Uptime          string
+	BatoceraVersion string
+	StateDir        string // its filesystem's free space is reported
+	ScreenshotDir   string // cabinet.retroarch.screenshot_dir
+}
+
+// DefaultPaths are the paths on a Batocera cabinet (state and screenshot
+// directories at their configuration defaults).
+func DefaultPaths() Paths {
+	return Paths{
+		ThermalZones:    "/sys/class/thermal/thermal_zone*/temp",
+		LoadAvg:         "/proc/loadavg",
+		MemInfo:         "/proc/meminfo",
+		Uptime:          "/proc/uptime",
+		BatoceraVersion: "/usr/share/batocera/batocera.version",
+		StateDir:        "/userdata/system/cabinet",
+		ScreenshotDir:   "/userdata/screenshots",
+	}
+}
+
+// Resolve returns p with every path passed through resolve (such as
+// config.Config.Path, which places them under cabinet.paths.root).
+func (p Paths) Resolve(resolve func(string) string) Paths {
+	return Paths{ThermalZones: resolve(p.ThermalZones), LoadAvg: resolve(p.LoadAvg), MemInfo: resolve(p.MemInfo),
+		Uptime: resolve(p.Uptime), BatoceraVersion: resolve(p.BatoceraVersion), StateDir: resolve(p.StateDir),
+		ScreenshotDir: resolve(p.ScreenshotDir)}
+}
