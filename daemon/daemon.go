@@ -63,6 +63,8 @@ type Daemon struct {
 	// "stopped" state still goes out after SIGTERM.
 	linkCtx    context.Context
 	linkCancel context.CancelFunc
+	mcp        mcpSet
+	httpAddr   string
 	watch      *watcher
 	esClient   *es.Client
 }
@@ -143,7 +145,10 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	d.watch = newWatcher(d.esClient, opts.WatchInterval, opts.Now, d.emitWatcher, d.cacheName, d.log)
 
-	sock := &socketServer{path: journal.SocketPath(cfg), log: d.log, event: d.hookEvent, status: func() any { return d.Status() }}
+	if err := d.buildMCP(cfg); err != nil {
+		return fmt.Errorf("MCP tools: %w", err)
+	}
+	sock := &socketServer{path: journal.SocketPath(cfg), log: d.log, event: d.hookEvent, mcp: d.serveSocketMCP, status: func() any { return d.Status() }}
 	ln, err := sock.listen()
 	if err != nil {
 		return err
@@ -166,6 +171,7 @@ func Run(ctx context.Context, opts Options) error {
 		{"spool", d.watchSpool},
 		{"config", d.watchConfig},
 		{"names", d.cacheNames},
+		{"mcp-http", d.serveHTTP},
 	}
 	d.log.Info().Str("version", opts.Version).Str("socket", sock.path).Bool("mqtt", cfg.MQTTEnabled()).Msg("cabinet serve started")
 	if opts.Ready != nil {
@@ -209,6 +215,9 @@ func (d *Daemon) hookEvent(key string, req journal.Request) error {
 	if ev.Kind == tracker.KindGameStart || ev.Kind == tracker.KindGameEnd || ev.Kind == tracker.KindStart {
 		d.watch.nudge()
 	}
+	if ev.Kind == tracker.KindGameEnd {
+		d.invalidateGames() // play counts and last played moved
+	}
 	return nil
 }
 
@@ -216,6 +225,9 @@ func (d *Daemon) hookEvent(key string, req journal.Request) error {
 func (d *Daemon) emitWatcher(ev tracker.Event) {
 	if _, err := d.eng.apply(journal.Keyed(journal.NewKey(ev), ev)); err != nil {
 		d.log.Error().Err(err).Msg("record watcher event")
+	}
+	if ev.Kind == tracker.KindGameEnd {
+		d.invalidateGames()
 	}
 }
 

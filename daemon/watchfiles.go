@@ -144,6 +144,15 @@ func (d *Daemon) reload(ctx context.Context) {
 			d.log.Error().Err(err).Msg("MQTT link not restarted")
 		}
 	}
+	if old.MCP.ReadOnly != cfg.MCP.ReadOnly || old.MCP.DryRun != cfg.MCP.DryRun || old.Name != cfg.Name ||
+		old.ESURL != cfg.ESURL || old.RetroArchAddr != cfg.RetroArchAddr || old.ScreenshotDir != cfg.ScreenshotDir {
+		if err := d.buildMCP(cfg); err != nil {
+			d.log.Error().Err(err).Msg("configuration change: MCP tools not rebuilt")
+		}
+	}
+	if old.MCP.Listen != cfg.MCP.Listen || fmt.Sprint(old.MCP.AllowedHosts, old.MCP.AllowedOrigins) != fmt.Sprint(cfg.MCP.AllowedHosts, cfg.MCP.AllowedOrigins) {
+		d.log.Warn().Msg("cabinet.mcp.listen, allowed_hosts and allowed_origins apply at the next restart of cabinet serve")
+	}
 	// Record discovery for new names or topics (clearing the old ones).
 	d.eng.apply()
 	d.log.Info().Msg("configuration change applied")

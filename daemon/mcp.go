@@ -1,0 +1,182 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/batocera-cabinet/cabinet/cmd/cabinet/config"
+	"github.com/batocera-cabinet/cabinet/daemon/httpauth"
+	"github.com/batocera-cabinet/cabinet/daemon/tools"
+	"github.com/batocera-cabinet/cabinet/haentities/outbox"
+)
+
+// mcpSet is the daemon's MCP servers: the normal one and a dry-run one (for
+// `cabinet call --dry-run` through the socket), rebuilt when the MCP
+// switches change. They share the daemon's rate limits and play history.
+type mcpSet struct {
+	mu     sync.Mutex
+	normal *tools.Server
+	dry    *tools.Server
+	http   http.Handler
+}
+
+func (d *Daemon) buildMCP(cfg *config.Config) error {
+	extra := tools.Deps{History: history{d.eng.store}, Daemon: d}
+	normal, err := tools.FromConfig(cfg, d.opts.Version, false, extra)
+	if err != nil {
+		return err
+	}
+	dry, err := tools.FromConfig(cfg, d.opts.Version, true, extra)
+	if err != nil {
+		return err
+	}
+	h := server.NewStreamableHTTPServer(normal.MCP(),
+		server.WithHeartbeatInterval(30*time.Second),
+		server.WithSessionIdleTTL(30*time.Minute))
+	d.mcp.mu.Lock()
+	d.mcp.normal, d.mcp.dry, d.mcp.http = normal, dry, h
+	d.mcp.mu.Unlock()
+	return nil
+}
+
+func (d *Daemon) mcpServer(dryRun bool) *tools.Server {
+	d.mcp.mu.Lock()
+	defer d.mcp.mu.Unlock()
+	if dryRun {
+		return d.mcp.dry
+	}
+	return d.mcp.normal
+}
+
+// invalidateGames drops the search index (a game ended: play counts moved).
+func (d *Daemon) invalidateGames() {
+	d.mcp.mu.Lock()
+	defer d.mcp.mu.Unlock()
+	if d.mcp.normal != nil {
+		d.mcp.normal.Invalidate()
+		d.mcp.dry.Invalidate()
+	}
+}
+
+// serveSocketMCP runs one MCP stdio session on a socket connection.
+func (d *Daemon) serveSocketMCP(ctx context.Context, conn net.Conn, dryRun bool) {
+	srv := d.mcpServer(dryRun)
+	if srv == nil {
+		return
+	}
+	stdio := server.NewStdioServer(srv.MCP())
+	stdio.SetErrorLogger(log.New(io.Discard, "", 0))
+	if err := stdio.Listen(ctx, conn, conn); err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, context.Canceled) {
+		d.log.Debug().Err(err).Msg("socket MCP session ended")
+	}
+}
+
+// serveHTTP serves MCP over Streamable HTTP on cabinet.mcp.listen, behind
+// the bearer token, Host and Origin checks, until ctx ends.
+func (d *Daemon) serveHTTP(ctx context.Context) error {
+	cfg := d.Config()
+	tokenPath := filepath.Join(cfg.StatePath(), httpauth.TokenFile)
+	if _, err := httpauth.EnsureToken(tokenPath); err != nil {
+		return err
+	}
+	guard := httpauth.New(httpauth.Options{
+		TokenPath: tokenPath, AllowedHosts: cfg.MCP.AllowedHosts, AllowedOrigins: cfg.MCP.AllowedOrigins,
+		OnDenied: d.deniedLogger(),
+	})
+	mcp := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d.mcp.mu.Lock()
+		h := d.mcp.http
+		d.mcp.mu.Unlock()
+		h.ServeHTTP(w, r)
+	})
+	ln, err := net.Listen("tcp", cfg.MCP.Listen)
+	if err != nil {
+		return fmt.Errorf("listen for MCP on %s (cabinet.mcp.listen): %w", cfg.MCP.Listen, err)
+	}
+	d.mu.Lock()
+	d.httpAddr = ln.Addr().String()
+	d.mu.Unlock()
+	srv := &http.Server{Handler: guard.Wrap(mcp), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		ErrorLog: log.New(io.Discard, "", 0)}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		srv.Shutdown(sctx)
+		cancel()
+	}()
+	d.log.Info().Str("url", "http://"+ln.Addr().String()+"/mcp").Str("token_file", tokenPath).Msg("MCP over HTTP listening")
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// deniedLogger logs refused HTTP requests (never the token), at most one
+// line per ten seconds so a flood of bad tokens cannot flood the log.
+func (d *Daemon) deniedLogger() func(*http.Request, int, string) {
+	var mu sync.Mutex
+	var last time.Time
+	var suppressed int
+	return func(r *http.Request, status int, reason string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if time.Since(last) < 10*time.Second {
+			suppressed++
+			return
+		}
+		d.log.Warn().Str("remote", r.RemoteAddr).Int("status", status).Str("reason", reason).Int("suppressed", suppressed).Msg("MCP request refused")
+		last, suppressed = time.Now(), 0
+	}
+}
+
+// HTTPAddr is where MCP over HTTP listens ("" before it does).
+func (d *Daemon) HTTPAddr() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.httpAddr
+}
+
+// DaemonHealth reports the links for batocera_get_status/get_health.
+func (d *Daemon) DaemonHealth(ctx context.Context) (tools.DaemonHealth, error) {
+	st := d.Status()
+	return tools.DaemonHealth{MQTTConnected: st.MQTTConnected, OutboxDepth: st.OutboxDepth, OutboxDropped: int(st.OutboxDropped)}, nil
+}
+
+// history serves batocera_play_history from the store's session log.
+type history struct{ store *outbox.Store }
+
+func (h history) Sessions(ctx context.Context, q tools.HistoryQuery) ([]tools.Session, error) {
+	got, err := h.store.Sessions(outbox.Query{Since: q.Since, Until: q.Until, System: q.System, Limit: q.Limit})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]tools.Session, len(got))
+	for i, s := range got {
+		out[i] = tools.Session{ID: s.ID, Game: s.Game, System: s.System, ROM: s.Rom, Started: s.Started, Ended: s.Ended, Duration: s.Duration, Source: s.Source}
+	}
+	return out, nil
+}
+
+// StoreHistory serves batocera_play_history without the daemon: it opens
+// the store for each query (briefly: a hook may need it next).
+type StoreHistory struct{ Path string }
+
+// Sessions implements tools.History.
+func (h StoreHistory) Sessions(ctx context.Context, q tools.HistoryQuery) ([]tools.Session, error) {
+	store, err := outbox.Open(h.Path, outbox.Options{LockTimeout: time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("read play history: %w", err)
+	}
+	defer store.Close()
+	return history{store}.Sessions(ctx, q)
+}
