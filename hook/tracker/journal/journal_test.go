@@ -1,0 +1,161 @@
+package journal
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/batocera-cabinet/cabinet/haentities"
+	"github.com/batocera-cabinet/cabinet/haentities/outbox"
+	"github.com/batocera-cabinet/cabinet/hook/tracker"
+)
+
+var t0 = time.Date(2026, 11, 30, 20, 0, 0, 0, time.UTC)
+
+func ev(kind tracker.Kind, at time.Duration) tracker.Event {
+	return tracker.Event{Kind: kind, At: t0.Add(at), Boot: time.Hour + at, BootID: "boot1", Source: tracker.SourceES}
+}
+
+func TestSpoolOrderAndQuarantine(t *testing.T) {
+	s := Spool{Dir: t.TempDir()}
+	// Written out of order, read back in event order.
+	for _, e := range []tracker.Event{ev(tracker.KindWake, 3*time.Second), ev(tracker.KindStart, 0), ev(tracker.KindSleep, time.Second)} {
+		if err := s.Write(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(s.Dir, "garbage.event"), []byte("{not json"), 0o644)
+	os.WriteFile(filepath.Join(s.Dir, "unknown.event"), []byte(`{"k":"explode","at":"2026-11-30T20:00:00Z","src":"es"}`), 0o644)
+	os.WriteFile(filepath.Join(s.Dir, ".tmp-young"), []byte("half"), 0o644)
+	got, err := s.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, g := range got {
+		kinds = append(kinds, string(g.Event.Kind))
+	}
+	if strings.Join(kinds, ",") != "start,sleep,wake" {
+		t.Errorf("order = %v", kinds)
+	}
+	for _, bad := range []string{"garbage.event", "unknown.event"} {
+		if _, err := os.Stat(filepath.Join(s.Dir, "bad", bad)); err != nil {
+			t.Errorf("%s not kept in bad/: %v", bad, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(s.Dir, ".tmp-young")); err != nil {
+		t.Error("a young temp file (a writer still at work) was removed")
+	}
+	s.Remove(got)
+	if again, _ := s.Read(); len(again) != 0 {
+		t.Errorf("spool not empty after Remove: %v", again)
+	}
+}
+
+func TestApplyKeyedOnce(t *testing.T) {
+	dir := t.TempDir()
+	store, err := outbox.Open(filepath.Join(dir, "cabinet.db"), outbox.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	j := Journal{Store: store, Settings: haentities.Settings{ID: "abc"}, Tracker: tracker.DefaultConfig(), Publishing: true}
+	start := ev(tracker.KindStart, 0)
+	key := NewKey(start)
+	now := tracker.Stamp{At: t0.Add(time.Second), Boot: time.Hour + time.Second, BootID: "boot1"}
+	res, err := j.Apply(now, true, []Spooled{Keyed(key, start)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Events) != 1 || res.Events[0].Type != haentities.CabinetStart {
+		t.Fatalf("first apply events = %+v", res.Events)
+	}
+	// The same event again (the daemon got it and it was also spooled):
+	// nothing new happens.
+	res, err = j.Apply(now, true, []Spooled{Keyed(key, start)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Events) != 0 {
+		t.Errorf("a duplicate keyed event was applied again: %+v", res.Events)
+	}
+	items, _ := store.Pending(now.At)
+	starts := 0
+	for _, it := range items {
+		if it.Kind == haentities.KindTimeSensitive {
+			starts++
+		}
+	}
+	if starts != 1 {
+		t.Errorf("%d cabinet start events queued, want 1", starts)
+	}
+}
+
+func TestApplyWithoutMQTTKeepsHistoryOnly(t *testing.T) {
+	store, err := outbox.Open(filepath.Join(t.TempDir(), "cabinet.db"), outbox.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	cfg := tracker.DefaultConfig()
+	cfg.MinSession = 0
+	j := Journal{Store: store, Settings: haentities.Settings{ID: "abc"}, Tracker: cfg}
+	start := ev(tracker.KindGameStart, 0)
+	start.Path, start.Name = "/userdata/roms/nes/a.nes", "A"
+	end := ev(tracker.KindGameEnd, 90*time.Second)
+	later := tracker.Stamp{At: t0.Add(time.Hour), Boot: 2 * time.Hour, BootID: "boot1"}
+	if _, err := j.Apply(later, true, []Spooled{Keyed("1", start), Keyed("2", end)}); err != nil {
+		t.Fatal(err)
+	}
+	sessions, _ := store.Sessions(outbox.Query{})
+	if len(sessions) != 1 || sessions[0].Game != "A" {
+		t.Errorf("history = %+v", sessions)
+	}
+	if items, _ := store.Pending(later.At); len(items) != 0 {
+		t.Errorf("messages queued with MQTT off: %d", len(items))
+	}
+}
+
+func TestReadLineBounded(t *testing.T) {
+	var v map[string]any
+	long := bytes.Repeat([]byte("x"), maxLine+10)
+	if err := ReadLine(bufio.NewReader(bytes.NewReader(append(long, '\n'))), &v); err == nil {
+		t.Error("an over-long line was accepted")
+	}
+	var buf bytes.Buffer
+	WriteLine(&buf, Request{Op: OpEvent, Key: "k"})
+	var req Request
+	if err := ReadLine(bufio.NewReader(&buf), &req); err != nil || req.Op != OpEvent || req.Key != "k" {
+		t.Errorf("round trip: %+v %v", req, err)
+	}
+}
+
+func FuzzSpoolDecode(f *testing.F) {
+	f.Add([]byte(`{"k":"game-start","at":"2026-11-30T20:00:00Z","b":5,"bid":"x","path":"/a","src":"es"}`))
+	f.Add([]byte(`{"k":"quit","arg":"reboot","at":"2026-11-30T20:00:00+01:00","src":"configgen"}`))
+	f.Add([]byte("\x00\xff{"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s := Spool{Dir: t.TempDir()}
+		if err := os.WriteFile(filepath.Join(s.Dir, "x.event"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range got {
+			if err := g.Event.Validate(); err != nil {
+				t.Fatalf("Read returned an invalid event: %v", err)
+			}
+		}
+		if len(got) == 0 {
+			if _, err := os.Stat(filepath.Join(s.Dir, "bad", "x.event")); err != nil {
+				t.Fatal("an unreadable spool file was neither read nor kept in bad/")
+			}
+		}
+	})
+}
