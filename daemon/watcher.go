@@ -30,7 +30,7 @@ type watcher struct {
 	log      zerolog.Logger
 	poke     chan struct{}
 
-	known   bool   // the last poll answered
+	known   bool   // a poll has answered since the daemon started
 	running string // path of the running game, "" when idle
 	down    bool
 }
@@ -75,7 +75,9 @@ func (w *watcher) poll(ctx context.Context) {
 		if !w.down {
 			w.log.Info().Err(err).Msg("EmulationStation is not answering; watching for it to come back")
 		}
-		w.down, w.known = true, false
+		// What ran before stays known: if ES comes back with the same game,
+		// nothing happened; if it comes back idle, the game ended.
+		w.down = true
 		return
 	}
 	if w.down {

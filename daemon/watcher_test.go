@@ -1,0 +1,133 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/batocera-cabinet/cabinet/daemon/es"
+	"github.com/batocera-cabinet/cabinet/hook/tracker"
+)
+
+// scriptedES answers /runningGame from a script, one answer per poll.
+type scriptedES struct {
+	answers []any // *es.Game, nil (idle) or error
+	i       int
+}
+
+func (s *scriptedES) RunningGame(ctx context.Context) (*es.Game, error) {
+	a := s.answers[min(s.i, len(s.answers)-1)]
+	s.i++
+	switch v := a.(type) {
+	case error:
+		return nil, v
+	case *es.Game:
+		return v, nil
+	}
+	return nil, nil
+}
+
+func TestWatcherTransitions(t *testing.T) {
+	mario := &es.Game{Path: "/userdata/roms/nes/m.nes", Name: "Mario", System: "nes"}
+	zelda := &es.Game{Path: "/userdata/roms/nes/z.nes", Name: "Zelda", System: "nes"}
+	down := errors.New("connection refused")
+	src := &scriptedES{answers: []any{nil, nil, mario, mario, zelda, down, down, down, zelda, nil}}
+	var got []string
+	var logs bytes.Buffer
+	var cached []string
+	w := newWatcher(src, time.Second, func() tracker.Stamp { return tracker.Stamp{At: time.Now()} },
+		func(ev tracker.Event) {
+			if ev.Source != tracker.SourceWatcher {
+				t.Errorf("source = %s", ev.Source)
+			}
+			got = append(got, string(ev.Kind)+" "+ev.Name)
+		},
+		func(g es.Game) { cached = append(cached, g.Name) }, zerolog.New(&logs))
+	for range src.answers {
+		w.poll(context.Background())
+	}
+	want := []string{
+		"game-start Mario",
+		"game-end ", "game-start Zelda",
+		// ES went away and came back with Zelda still running: nothing new.
+		"game-end ",
+	}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("events:\n got %q\nwant %q", got, want)
+	}
+	if n := strings.Count(logs.String(), "not answering"); n != 1 {
+		t.Errorf("ES down logged %d times, want once:\n%s", n, logs.String())
+	}
+	if n := strings.Count(logs.String(), "answering again"); n != 1 {
+		t.Errorf("ES back logged %d times", n)
+	}
+	if len(cached) != 4 {
+		t.Errorf("names cached %d times, want 4 (every poll that saw a game)", len(cached))
+	}
+}
+
+func TestWatcherFirstPollRunning(t *testing.T) {
+	// The daemon starts while a game runs: the watcher reports it (the
+	// tracker merges it with what the hooks said).
+	src := &scriptedES{answers: []any{&es.Game{Path: "/p", Name: "P", System: "snes"}}}
+	var got []tracker.Event
+	w := newWatcher(src, time.Second, func() tracker.Stamp { return tracker.Stamp{At: time.Now()} },
+		func(ev tracker.Event) { got = append(got, ev) }, nil, zerolog.Nop())
+	w.poll(context.Background())
+	if len(got) != 1 || got[0].Kind != tracker.KindGameStart || got[0].System != "snes" {
+		t.Errorf("events = %+v", got)
+	}
+}
+
+func TestSuperviseRestartsFailedParts(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var mu sync.Mutex
+	runs := 0
+	done := make(chan struct{})
+	go func() {
+		supervise(ctx, zerolog.Nop(), []part{{"flaky", func(ctx context.Context) error {
+			mu.Lock()
+			runs++
+			n := runs
+			mu.Unlock()
+			if n == 1 {
+				panic("boom")
+			}
+			if n == 2 {
+				return errors.New("failed")
+			}
+			cancel()
+			<-ctx.Done()
+			return nil
+		}}})
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("supervise did not restart the part")
+	}
+	if runs != 3 {
+		t.Errorf("runs = %d, want 3 (panic, error, then fine)", runs)
+	}
+}
+
+func TestLevelGate(t *testing.T) {
+	var buf bytes.Buffer
+	g := newLevelGate(&buf, "warn")
+	log := zerolog.New(g).Level(zerolog.TraceLevel)
+	log.Info().Msg("hidden")
+	log.Warn().Msg("shown")
+	g.set("debug")
+	log.Debug().Msg("now shown")
+	out := buf.String()
+	if strings.Contains(out, "hidden") || !strings.Contains(out, "shown") || !strings.Contains(out, "now shown") {
+		t.Errorf("log = %s", out)
+	}
+}
