@@ -13,6 +13,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/cmd/cabinet/config"
 	"github.com/batocera-cabinet/cabinet/cmd/cabinet/logfile"
 	"github.com/batocera-cabinet/cabinet/daemon"
+	"github.com/batocera-cabinet/cabinet/daemon/httpauth"
 	"github.com/batocera-cabinet/cabinet/simulator"
 	"github.com/batocera-cabinet/cabinet/simulator/mqttbroker"
 )
@@ -92,21 +93,26 @@ for you to try the MCP tools, until Ctrl-C (--once: exit after the evening).`, &
 	go func() {
 		done <- daemon.Run(dctx, daemon.Options{Load: load, Version: buildVersion(), LogOut: logf, Ready: func(d *daemon.Daemon) { ready <- d }})
 	}()
+	var dmn *daemon.Daemon
 	select {
-	case <-ready:
+	case dmn = <-ready:
 	case err := <-done:
 		return fmt.Errorf("the daemon did not start: %w", err)
 	case <-ctx.Done():
 		return nil
 	}
 	id, _ := cfg.CabinetID()
+	mcpURL, token := demoMCP(ctx, dmn, cfg.StatePath())
 	fmt.Fprintf(out, "Cabinet demo — a simulated cabinet, an embedded MQTT broker and the daemon, on loopback.\n\n")
 	fmt.Fprintf(out, "  MQTT broker     %s   (watch: mosquitto_sub -h %s -p %s -t 'batocera/#' -v)\n", broker.URL(), hostOf(broker.Addr()), portOf(broker.Addr()))
 	fmt.Fprintf(out, "  cabinet id      %s   (Home Assistant device \"Demo Cabinet\")\n", id)
 	fmt.Fprintf(out, "  EmulationStation (simulated) %s\n", cab.ESURL())
 	fmt.Fprintf(out, "  config          %s\n", conf)
 	fmt.Fprintf(out, "  log             %s\n", filepath.Join(cfg.StatePath(), "cabinet.log"))
-	fmt.Fprintf(out, "  try             CABINET_CONFIG=%s %s doctor\n\n", conf, exe)
+	fmt.Fprintf(out, "  MCP over HTTP   %s   (bearer token %s)\n", mcpURL, token)
+	fmt.Fprintf(out, "  try             export CABINET_CONFIG=%s\n", conf)
+	fmt.Fprintf(out, "                  %s call batocera_find_games query=\"street fighter\"\n", exe)
+	fmt.Fprintf(out, "                  %s doctor\n\n", exe)
 
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	watched := make(chan struct{})
@@ -175,3 +181,16 @@ func finalStates(b *mqttbroker.Broker, id string) []string {
 
 func hostOf(addr string) string { h, _, _ := strings.Cut(addr, ":"); return h }
 func portOf(addr string) string { _, p, _ := strings.Cut(addr, ":"); return p }
+
+// demoMCP waits for the daemon's HTTP listener and returns its URL and token.
+func demoMCP(ctx context.Context, d *daemon.Daemon, stateDir string) (string, string) {
+	deadline := time.Now().Add(5 * time.Second)
+	for d.HTTPAddr() == "" && time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(20 * time.Millisecond)
+	}
+	tok, err := httpauth.ReadToken(filepath.Join(stateDir, httpauth.TokenFile))
+	if err != nil {
+		tok = "(" + err.Error() + ")"
+	}
+	return "http://" + d.HTTPAddr() + "/mcp", tok
+}
