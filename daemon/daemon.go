@@ -24,6 +24,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/cmd/cabinet/config"
 	"github.com/batocera-cabinet/cabinet/cmd/cabinet/logfile"
 	"github.com/batocera-cabinet/cabinet/daemon/es"
+	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/haentities/outbox"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
 	"github.com/batocera-cabinet/cabinet/hook/tracker/journal"
@@ -43,6 +44,9 @@ type Options struct {
 	Now func() tracker.Stamp
 	// WatchInterval is the /runningGame poll period (default 3 s).
 	WatchInterval time.Duration
+	// DiagnosticsInterval is the diagnostics' publish period (default
+	// haentities.DiagnosticsInterval, which their expire_after assumes).
+	DiagnosticsInterval time.Duration
 	// Ready, when set, is called once everything listens.
 	Ready func(*Daemon)
 }
@@ -63,10 +67,13 @@ type Daemon struct {
 	// "stopped" state still goes out after SIGTERM.
 	linkCtx    context.Context
 	linkCancel context.CancelFunc
-	mcp        mcpSet
-	httpAddr   string
-	watch      *watcher
-	esClient   *es.Client
+	// runCtx ends when the daemon is asked to stop: Home Assistant controls
+	// still running then are cut short.
+	runCtx   context.Context
+	mcp      mcpSet
+	httpAddr string
+	watch    *watcher
+	esClient *es.Client
 }
 
 // Status is what `cabinet doctor` and the health tool see of the daemon.
@@ -94,6 +101,9 @@ func Run(ctx context.Context, opts Options) error {
 	if opts.WatchInterval <= 0 {
 		opts.WatchInterval = 3 * time.Second
 	}
+	if opts.DiagnosticsInterval <= 0 {
+		opts.DiagnosticsInterval = haentities.DiagnosticsInterval
+	}
 	if opts.LogOut == nil {
 		opts.LogOut = io.Discard
 	}
@@ -118,7 +128,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	defer unlock()
 
-	settings, err := journal.Settings(cfg, opts.Version)
+	settings, err := haSettings(cfg, opts.Version)
 	if err != nil {
 		return fmt.Errorf("home assistant settings: %w", err)
 	}
@@ -157,6 +167,7 @@ func Run(ctx context.Context, opts Options) error {
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	d.runCtx = runCtx
 	// The MQTT link outlives the parts: after a SIGTERM the cabinet's stop
 	// is still published through it (shutdown stops it last).
 	d.linkCtx, d.linkCancel = context.WithCancel(context.Background())
@@ -172,6 +183,7 @@ func Run(ctx context.Context, opts Options) error {
 		{"config", d.watchConfig},
 		{"names", d.cacheNames},
 		{"mcp-http", d.serveHTTP},
+		{"diagnostics", d.publishDiagnostics},
 	}
 	d.log.Info().Str("version", opts.Version).Str("socket", sock.path).Bool("mqtt", cfg.MQTTEnabled()).Msg("cabinet serve started")
 	if opts.Ready != nil {

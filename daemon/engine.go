@@ -36,11 +36,15 @@ type engine struct {
 	applied chan struct{} // closed and replaced after every apply (watchers wait on it)
 
 	wake chan struct{} // drain request
+	// draining admits one drain at a time: the drain loop, the announce
+	// after a connect and the last drain at shutdown would otherwise read
+	// the same pending messages and publish them twice, out of order.
+	draining chan struct{}
 }
 
 func newEngine(store *outbox.Store, spool journal.Spool, j journal.Journal, log zerolog.Logger, now func() tracker.Stamp) *engine {
 	j.Store = store
-	return &engine{store: store, spool: spool, j: j, log: log, now: now, wake: make(chan struct{}, 1), applied: make(chan struct{})}
+	return &engine{store: store, spool: spool, j: j, log: log, now: now, wake: make(chan struct{}, 1), applied: make(chan struct{}), draining: make(chan struct{}, 1)}
 }
 
 // setJournal swaps settings and tracker rules after a configuration change.
@@ -135,6 +139,12 @@ func (e *engine) drain(ctx context.Context) {
 	pub := e.pub
 	e.mu.Unlock()
 	if pub == nil || !pub.Connected() {
+		return
+	}
+	select {
+	case e.draining <- struct{}{}:
+		defer func() { <-e.draining }()
+	case <-ctx.Done():
 		return
 	}
 	items, err := e.store.Pending(time.Now())

@@ -79,9 +79,3 @@ func (d *Daemon) onConnect(ctx context.Context) {
 	d.log.Info().Msg("MQTT connected: announcing")
 	d.eng.announce(ctx)
 }
-
-// onCommand receives Home Assistant controls (cabinet.ha.controls); the
-// controls go through the same safety code as the MCP tools.
-func (d *Daemon) onCommand(topic string, payload []byte) {
-	d.log.Info().Str("topic", topic).Msg("command ignored: controls are not available in this build")
-}

@@ -123,7 +123,7 @@ func (d *Daemon) reload(ctx context.Context) {
 	if d.opts.Redactor != nil {
 		d.opts.Redactor.SetSecrets(cfg.Secrets())
 	}
-	settings, err := journal.Settings(cfg, d.opts.Version)
+	settings, err := haSettings(cfg, d.opts.Version)
 	if err != nil {
 		d.log.Error().Err(err).Msg("configuration change: Home Assistant settings invalid; keeping the old ones")
 		settings = d.eng.journal().Settings
@@ -153,8 +153,10 @@ func (d *Daemon) reload(ctx context.Context) {
 	if old.MCP.Listen != cfg.MCP.Listen || fmt.Sprint(old.MCP.AllowedHosts, old.MCP.AllowedOrigins) != fmt.Sprint(cfg.MCP.AllowedHosts, cfg.MCP.AllowedOrigins) {
 		d.log.Warn().Msg("cabinet.mcp.listen, allowed_hosts and allowed_origins apply at the next restart of cabinet serve")
 	}
-	// Record discovery for new names or topics (clearing the old ones).
+	// Record discovery for new names, topics or switches (clearing what is
+	// no longer produced), and the diagnostics under the topics in force.
 	d.eng.apply()
+	d.recordDiagnostics()
 	d.log.Info().Msg("configuration change applied")
 }
 

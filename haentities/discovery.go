@@ -32,6 +32,8 @@ type config struct {
 	StateTopic          string   `json:"state_topic,omitempty"`
 	JSONAttributesTopic string   `json:"json_attributes_topic,omitempty"`
 	CommandTopic        string   `json:"command_topic,omitempty"`
+	PayloadPress        string   `json:"payload_press,omitempty"`
+	Retain              *bool    `json:"retain,omitempty"`
 	AvailabilityTopic   string   `json:"availability_topic,omitempty"`
 	DeviceClass         string   `json:"device_class,omitempty"`
 	StateClass          string   `json:"state_class,omitempty"`
@@ -86,7 +88,13 @@ func Config(s Settings, e Entity, at time.Time) Message {
 		c.JSONAttributesTopic = s.AttributesTopic(e.Key)
 	}
 	if e.Command {
-		c.CommandTopic = s.CommandTopic(e.Key)
+		// HA publishes commands with this retain flag: a retained "PRESS" would replay at every
+		// reconnect of the cabinet. Said explicitly, though false is HA's default.
+		retain := false
+		c.CommandTopic, c.Retain = s.CommandTopic(e.Key), &retain
+		if e.Component == ComponentButton {
+			c.PayloadPress = PayloadPress
+		}
 	}
 	if !e.NoAvailability {
 		c.AvailabilityTopic = s.AvailabilityTopic()
@@ -94,9 +102,23 @@ func Config(s Settings, e Entity, at time.Time) Message {
 	return retained(s.ConfigTopic(e.Component, e.Key), marshal(c), KindDiscovery, at)
 }
 
-// Discovery builds the configs of every play-tracking entity, in catalogue order.
-func Discovery(s Settings, at time.Time) []Message {
+// Catalogue is every entity the publisher of s announces, in publishing order: play tracking, then
+// for the daemon its diagnostics, and its controls when they are on.
+func Catalogue(s Settings) []Entity {
 	cat := PlayTracking()
+	if s.Daemon {
+		cat = append(cat, Diagnostics()...)
+		if s.Controls {
+			cat = append(cat, Controls()...)
+		}
+	}
+	return cat
+}
+
+// Discovery builds the configs of every entity of Catalogue(s), in order. Turning a setting off drops
+// its configs from the set, so the outbox clears them (outbox.Tx.RecordDiscovery).
+func Discovery(s Settings, at time.Time) []Message {
+	cat := Catalogue(s)
 	out := make([]Message, 0, len(cat))
 	for _, e := range cat {
 		out = append(out, Config(s, e, at))
@@ -107,9 +129,24 @@ func Discovery(s Settings, at time.Time) []Message {
 // DiscoveryTopics lists the config topics Discovery publishes, so stale retained configs (topics
 // published before and not in this list) can be cleared with ClearConfig.
 func DiscoveryTopics(s Settings) []string {
-	cat := PlayTracking()
+	cat := Catalogue(s)
 	out := make([]string, 0, len(cat))
 	for _, e := range cat {
+		out = append(out, s.ConfigTopic(e.Component, e.Key))
+	}
+	return out
+}
+
+// KeptTopics lists the config topics the publisher of s neither announces nor clears: for a hook, the
+// daemon's diagnostics and controls. A hook never updates those entities, and clearing their configs
+// whenever it runs without the daemon (a daemon stopped before a shutdown's last events) would delete
+// them in HA and lose their history and customisations. The daemon owns every config: nil.
+func KeptTopics(s Settings) []string {
+	if s.Daemon {
+		return nil
+	}
+	var out []string
+	for _, e := range append(Diagnostics(), Controls()...) {
 		out = append(out, s.ConfigTopic(e.Component, e.Key))
 	}
 	return out

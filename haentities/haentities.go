@@ -42,6 +42,11 @@ type Settings struct {
 	Version         string // Cabinet's version (origin sw_version)
 	BatoceraVersion string // device sw_version; may be empty
 	Model           string // device model: board or architecture; may be empty
+	// Daemon says the publisher is `cabinet serve`: its discovery adds the diagnostics, and the controls
+	// when Controls is set. A hook's discovery leaves those configs alone (KeptTopics).
+	Daemon bool
+	// Controls is cabinet.ha.controls: the daemon announces the buttons and the notify entity.
+	Controls bool
 }
 
 // Validate reports the first setting that cannot produce valid topics, naming the key to fix.
@@ -115,8 +120,22 @@ func (s Settings) StateTopic(entity string) string { return s.base() + "/" + s.I
 // AttributesTopic is <base>/<id>/<entity>/attributes.
 func (s Settings) AttributesTopic(entity string) string { return s.StateTopic(entity) + "/attributes" }
 
-// CommandTopic is <base>/<id>/<entity>/set (controls, later).
+// CommandTopic is <base>/<id>/<entity>/set (controls).
 func (s Settings) CommandTopic(entity string) string { return s.StateTopic(entity) + "/set" }
+
+// CommandEntity returns the entity key of a command topic <base>/<id>/<entity>/set; ok is false for
+// any other topic.
+func (s Settings) CommandEntity(topic string) (entity string, ok bool) {
+	rest, ok := strings.CutPrefix(topic, s.StateTopic(""))
+	if !ok {
+		return "", false
+	}
+	entity, ok = strings.CutSuffix(rest, "/set")
+	if !ok || entity == "" || strings.ContainsAny(entity, "/+#") {
+		return "", false
+	}
+	return entity, true
+}
 
 // AvailabilityTopic is <base>/<id>/status; payloads online/offline.
 func (s Settings) AvailabilityTopic() string { return s.base() + "/" + s.ID + "/status" }

@@ -25,10 +25,16 @@ func fullCapture() []Message {
 		msgs = append(msgs, States(s, g.snap, goldenNow)...)
 	}
 	msgs = append(msgs, goldenEvents()...)
+	// The daemon's discovery (diagnostics and controls) and diagnostic states, known and unknown.
+	daemon := daemonSettings()
+	msgs = append(msgs, Discovery(daemon, goldenNow)...)
+	msgs = append(msgs, DiagnosticStates(daemon, goldenDiagnostics(), goldenNow)...)
+	msgs = append(msgs, DiagnosticStates(daemon, DiagnosticValues{}, goldenNow)...)
 	// Other settings publish under their own topics and must pass too.
-	other := Settings{ID: "cab_2", DiscoveryPrefix: "ha", BaseTopic: "arcade/cabinets", Version: "dev"}
+	other := Settings{ID: "cab_2", DiscoveryPrefix: "ha", BaseTopic: "arcade/cabinets", Version: "dev", Daemon: true, Controls: true}
 	msgs = append(msgs, Discovery(other, goldenNow)...)
 	msgs = append(msgs, States(other, Snapshot{}, goldenNow)...)
+	msgs = append(msgs, DiagnosticStates(other, goldenDiagnostics(), goldenNow)...)
 	msgs = append(msgs, SessionStart(other, goldenCurrent(), goldenNow), CabinetEvent(other, CabinetStart, goldenNow, goldenNow))
 	return msgs
 }
@@ -94,5 +100,31 @@ func TestValidatorCatchesBrokenCapture(t *testing.T) {
 	}
 	if !bytes.Contains(out, []byte("E-EVENT-RETAINED")) {
 		t.Errorf("validator output lacks E-EVENT-RETAINED:\n%s", out)
+	}
+}
+
+// TestValidatorRejectsSilentDiagnostics shows why only the daemon announces its diagnostics: configs
+// whose states never come (a hook's capture) fail the strict validator with W-NO-MESSAGES.
+func TestValidatorRejectsSilentDiagnostics(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not found")
+	}
+	s := daemonSettings()
+	msgs := append(Discovery(s, goldenNow), States(s, Snapshot{Online: true, Activity: ActivityMenu}, goldenNow)...)
+	var capture bytes.Buffer
+	for _, m := range msgs {
+		capture.WriteString(captureLine(m) + "\n")
+	}
+	file := filepath.Join(t.TempDir(), "capture.txt")
+	if err := os.WriteFile(file, capture.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(py, filepath.Join("testdata", "validate_discovery.py"), "--strict", "--format", "rtp", file).CombinedOutput()
+	if err == nil {
+		t.Fatalf("validator accepted diagnostics that never get a state:\n%s", out)
+	}
+	if !bytes.Contains(out, []byte("W-NO-MESSAGES")) || !bytes.Contains(out, []byte(CPUTemperature)) {
+		t.Errorf("validator output lacks W-NO-MESSAGES for %s:\n%s", CPUTemperature, out)
 	}
 }

@@ -3,16 +3,14 @@ package tools
 import (
 	"context"
 	"fmt"
-	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/batocera-cabinet/cabinet/daemon/sysinfo"
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
 )
 
@@ -106,7 +104,7 @@ func (h *handlers) getHealth(ctx context.Context, _ none) (healthResult, error) 
 	if res.Memory, err = readMem(h.paths.MemInfo); err != nil {
 		warn("memory", err)
 	}
-	if free, err := diskFree(h.paths.StateDir); err != nil {
+	if free, err := diskFreeBytes(h.paths.StateDir); err != nil {
 		warn("free space", err)
 	} else {
 		res.DiskFreeBytes = &free
@@ -139,44 +137,15 @@ func (h *handlers) getHealth(ctx context.Context, _ none) (healthResult, error) 
 }
 
 // readSmall reads a small system file, bounded.
-func readSmall(path string) (string, error) {
-	if path == "" {
-		return "", fmt.Errorf("no path configured")
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxProcFile))
-	return string(b), err
-}
+func readSmall(path string) (string, error) { return sysinfo.ReadSmall(path, maxProcFile) }
 
 // cpuTemp is the hottest zone: the CPU zone's name differs per board.
 func cpuTemp(glob string) (*float64, error) {
-	if glob == "" {
-		return nil, fmt.Errorf("no path configured")
+	c, err := sysinfo.CPUTemperature(glob)
+	if err != nil {
+		return nil, err
 	}
-	zones, err := filepath.Glob(glob)
-	if err != nil || len(zones) == 0 {
-		return nil, fmt.Errorf("no thermal zone found at %s", glob)
-	}
-	best := math.Inf(-1)
-	for _, z := range zones {
-		s, err := readSmall(z)
-		if err != nil {
-			continue
-		}
-		milli, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-		if err != nil || math.IsNaN(milli) || math.Abs(milli) > 1e7 {
-			continue
-		}
-		best = math.Max(best, milli/1000)
-	}
-	if math.IsInf(best, -1) {
-		return nil, fmt.Errorf("no readable thermal zone at %s", glob)
-	}
-	return ptr(math.Round(best*10) / 10), nil
+	return ptr(c), nil
 }
 
 func readLoad(path string) (*loadAvg, error) {
@@ -284,4 +253,13 @@ func orNone(s *string) string {
 		return "(unknown)"
 	}
 	return *s
+}
+
+// diskFreeBytes is the free space of the state dir's filesystem.
+func diskFreeBytes(path string) (int64, error) {
+	if path == "" {
+		return 0, fmt.Errorf("no state directory configured")
+	}
+	free, err := sysinfo.DiskFree(path)
+	return int64(min(free, 1<<62)), err
 }

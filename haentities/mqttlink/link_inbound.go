@@ -6,6 +6,8 @@ import (
 	"time"
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/batocera-cabinet/cabinet/haentities"
 )
 
 // This file holds what arrives from the broker: Home Assistant's birth
@@ -54,7 +56,17 @@ func (l *Link) birthWorker(ctx context.Context) {
 		default:
 		}
 		// While down, the next connect re-announces everything anyway.
-		if l.cfg.OnBirth != nil && l.Connected() {
+		if !l.Connected() {
+			continue
+		}
+		// Availability is the link's to say: HA gets `online` again too
+		// (the broker may have lost it), then everything else.
+		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		if _, err := l.Publish(pctx, []haentities.Message{l.availability(PayloadOnline)}); err != nil {
+			l.cfg.Log.Warn().Err(err).Msg("mqtt: could not re-announce online after Home Assistant's birth")
+		}
+		cancel()
+		if l.cfg.OnBirth != nil {
 			l.cfg.OnBirth(ctx)
 		}
 	}

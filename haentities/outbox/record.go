@@ -62,12 +62,37 @@ func (t *Tx) Record(msgs ...haentities.Message) error {
 	return nil
 }
 
+// Refresh records retained messages like Record, except that an unchanged
+// value is marked undelivered too, so it is published again: periodic
+// figures whose entities go unavailable (expire_after) unless re-sent.
+func (t *Tx) Refresh(msgs ...haentities.Message) error {
+	for _, m := range msgs {
+		if !m.Kind.Retained() {
+			return fmt.Errorf("refresh: %q is a %s message", clip(m.Topic), m.Kind)
+		}
+		e, err := fromMessage(m)
+		if err != nil {
+			return err
+		}
+		if err := t.putRetained(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (t *Tx) recordRetained(e entry) error {
 	b := t.tx.Bucket(bRetained)
 	if old, err := decodeEntry(b.Get([]byte(e.Topic))); err == nil &&
 		bytes.Equal(old.Payload, e.Payload) && old.QoS == e.QoS && old.Kind == e.Kind {
 		return nil
 	}
+	return t.putRetained(e)
+}
+
+// putRetained stores e as its topic's latest value, undelivered.
+func (t *Tx) putRetained(e entry) error {
+	b := t.tx.Bucket(bRetained)
 	seq, err := t.nextSeq()
 	if err != nil {
 		return err
@@ -134,9 +159,14 @@ func (t *Tx) bound() error {
 
 // RecordDiscovery stores the full set of discovery configs we produce now,
 // and an empty retained payload (which makes Home Assistant delete the
-// entity) for every config topic we published before and no longer produce.
-func (t *Tx) RecordDiscovery(configs []haentities.Message, at time.Time) error {
+// entity) for every config topic we published before and no longer produce,
+// except the keep topics: configs another publisher owns (a hook keeps the
+// daemon's, haentities.KeptTopics).
+func (t *Tx) RecordDiscovery(configs []haentities.Message, at time.Time, keep ...string) error {
 	want := map[string]bool{}
+	for _, topic := range keep {
+		want[topic] = true
+	}
 	for _, m := range configs {
 		if m.Kind != haentities.KindDiscovery {
 			return fmt.Errorf("record discovery: %q is a %s message", clip(m.Topic), m.Kind)

@@ -89,7 +89,8 @@ func (j *Journal) Apply(now tracker.Stamp, publish bool, spooled []Spooled, evs 
 		if !j.Publishing {
 			return nil
 		}
-		if err := tx.RecordDiscovery(haentities.Discovery(j.Settings, now.At), now.At); err != nil {
+		// A hook keeps the daemon's diagnostics and controls configs (KeptTopics).
+		if err := tx.RecordDiscovery(haentities.Discovery(j.Settings, now.At), now.At, haentities.KeptTopics(j.Settings)...); err != nil {
 			return err
 		}
 		return tx.Record(out.Messages(j.Settings, now.At)...)

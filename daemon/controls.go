@@ -1,0 +1,125 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
+	"github.com/batocera-cabinet/cabinet/haentities"
+	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
+)
+
+// controlTimeout bounds one control: the slowest tools wait for the game to
+// quit (5 s) or for a screenshot file (3 s).
+const controlTimeout = 30 * time.Second
+
+// maxLoggedRunes caps text from tool results and topics in log lines.
+const maxLoggedRunes = 300
+
+// onCommand carries out a Home Assistant control (cabinet.ha.controls):
+// the command becomes a call of the matching MCP tool on the daemon's tools
+// server, so the tool's safety rules (rate limits shared with MCP clients,
+// refusals while no game runs, dry-run, read-only) apply unchanged.
+// Anything that is not a well-formed control is ignored. Every command
+// leaves one log line; the message text itself is never logged. The link
+// runs commands one at a time, in order, and drops retained ones.
+func (d *Daemon) onCommand(topic string, payload []byte) {
+	log := d.log.With().Str("topic", untrusted.Clean(topic, maxLoggedRunes)).Logger()
+	if !d.Config().HA.Controls {
+		log.Warn().Msg("HA command ignored: cabinet.ha.controls is off")
+		return
+	}
+	entity, _ := d.eng.journal().Settings.CommandEntity(topic) // "" for another topic
+	tool, args, err := controlCall(entity, payload)
+	if err != nil {
+		log.Warn().Str("reason", err.Error()).Int("bytes", len(payload)).Msg("HA command ignored")
+		return
+	}
+	srv := d.mcpServer(false)
+	if srv == nil {
+		log.Warn().Msg("HA command ignored: the tools are not ready")
+		return
+	}
+	ctx, cancel := context.WithTimeout(d.runCtx, controlTimeout)
+	defer cancel()
+	res, err := srv.Call(ctx, tool, args)
+	if err != nil {
+		log.Error().Err(err).Str("tool", tool).Msg("HA control failed")
+		return
+	}
+	outcome, detail := summarize(res)
+	if res.IsError {
+		log.Warn().Str("tool", tool).Str("reason", detail).Msg("HA control refused")
+		return
+	}
+	log.Info().Str("tool", tool).Str("outcome", outcome).Str("detail", detail).Msg("HA control")
+}
+
+// controlCall maps a control and Home Assistant's payload to its tool and
+// arguments: buttons take exactly "PRESS", the notify entity one line of
+// text that RetroArch and ES can show (shown over the game when one runs,
+// else as an ES notification).
+func controlCall(entity string, payload []byte) (tool string, args map[string]any, err error) {
+	if entity == haentities.ShowMessage {
+		if len(payload) > 4*retroarch.MaxMessageRunes {
+			return "", nil, fmt.Errorf("the message is over %d bytes", 4*retroarch.MaxMessageRunes)
+		}
+		if err := retroarch.ValidateMessage(string(payload)); err != nil {
+			return "", nil, err
+		}
+		return "batocera_show_message", map[string]any{"text": string(payload), "target": "auto"}, nil
+	}
+	if tool = buttonTool(entity); tool == "" {
+		return "", nil, errors.New("not a control of this cabinet")
+	}
+	if string(payload) != haentities.PayloadPress {
+		return "", nil, fmt.Errorf("a button payload must be %q", haentities.PayloadPress)
+	}
+	return tool, map[string]any{}, nil
+}
+
+// buttonTool is the tool behind each button; "" for anything else.
+func buttonTool(entity string) string {
+	switch entity {
+	case haentities.QuitGame:
+		return "batocera_quit_game"
+	case haentities.PauseGame:
+		return "batocera_pause_game" // no argument: toggles
+	case haentities.SaveState:
+		return "batocera_save_state"
+	case haentities.LoadState:
+		return "batocera_load_state"
+	case haentities.Screenshot:
+		return "batocera_take_screenshot"
+	case haentities.ResetGame:
+		return "batocera_reset_game"
+	}
+	return ""
+}
+
+// summarize reads a tool result's outcome and detail (or its error text),
+// cleaned and capped for one log line.
+func summarize(res *mcp.CallToolResult) (outcome, detail string) {
+	if res.StructuredContent != nil && !res.IsError {
+		var a struct {
+			Outcome string `json:"outcome"`
+			Detail  string `json:"detail"`
+		}
+		if b, err := json.Marshal(res.StructuredContent); err == nil && json.Unmarshal(b, &a) == nil && a.Outcome != "" {
+			return untrusted.Clean(a.Outcome, 32), untrusted.Clean(a.Detail, maxLoggedRunes)
+		}
+	}
+	var parts []string
+	for _, c := range res.Content {
+		if t, ok := c.(mcp.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return "", untrusted.Clean(strings.Join(parts, " "), maxLoggedRunes)
+}

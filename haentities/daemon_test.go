@@ -1,0 +1,188 @@
+package haentities
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func daemonSettings() Settings {
+	s := goldenSettings()
+	s.Daemon, s.Controls = true, true
+	return s
+}
+
+func goldenDiagnostics() DiagnosticValues {
+	temp, free := 47.25, uint64(12_345_678_901)
+	return DiagnosticValues{CPUTemperature: &temp, FreeBytes: &free, BatoceraVersion: "41", CabinetVersion: "0.3.0",
+		OutboxDepth: 3, OutboxDropped: 2, MQTTReconnects: 5}
+}
+
+func TestGoldenDaemonDiscovery(t *testing.T) {
+	checkGolden(t, "discovery_daemon", render(Discovery(daemonSettings(), goldenNow)))
+}
+
+func TestGoldenDiagnosticStates(t *testing.T) {
+	s := daemonSettings()
+	msgs := DiagnosticStates(s, goldenDiagnostics(), goldenNow)
+	msgs = append(msgs, DiagnosticStates(s, DiagnosticValues{CabinetVersion: "dev"}, goldenNow)...)
+	checkGolden(t, "states_diagnostics", render(msgs))
+}
+
+func keys(msgs []Message) []string {
+	var out []string
+	for _, m := range msgs {
+		parts := strings.Split(m.Topic, "/")
+		out = append(out, parts[len(parts)-2])
+	}
+	return out
+}
+
+// TestDiscoverySets checks which publisher announces what: the hook only play tracking, the daemon its
+// diagnostics too, and the controls only while they are on; and that a hook keeps exactly the daemon's
+// configs, so neither publisher ever clears the other's entities.
+func TestDiscoverySets(t *testing.T) {
+	play := []string{NowPlaying, Playing, NowPlayingSystem, LastSession, LastSessionLength, PlayTime, GameSession, Screensaver, Activity, Cabinet}
+	diag := []string{CPUTemperature, FreeSpace, BatoceraVersion, CabinetVersion, OutboxDepth, OutboxDropped, MQTTReconnects}
+	ctl := []string{QuitGame, PauseGame, SaveState, LoadState, Screenshot, ResetGame, ShowMessage}
+	cat := func(parts ...[]string) []string { return slices.Concat(parts...) }
+	tests := []struct {
+		name           string
+		daemon, ctrl   bool
+		want, wantKept []string
+	}{
+		{"hook", false, false, play, cat(diag, ctl)},
+		{"hook with controls on", false, true, play, cat(diag, ctl)},
+		{"daemon", true, false, cat(play, diag), nil},
+		{"daemon with controls", true, true, cat(play, diag, ctl), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := goldenSettings()
+			s.Daemon, s.Controls = tt.daemon, tt.ctrl
+			msgs := Discovery(s, goldenNow)
+			if got := keys(msgs); !slices.Equal(got, tt.want) {
+				t.Errorf("Discovery keys = %v, want %v", got, tt.want)
+			}
+			topics := DiscoveryTopics(s)
+			for i, m := range msgs {
+				if topics[i] != m.Topic {
+					t.Errorf("DiscoveryTopics[%d] = %q, want %q", i, topics[i], m.Topic)
+				}
+			}
+			kept := KeptTopics(s)
+			var keptKeys []string
+			for _, k := range kept {
+				parts := strings.Split(k, "/")
+				keptKeys = append(keptKeys, parts[len(parts)-2])
+				if slices.Contains(topics, k) {
+					t.Errorf("topic %q is both announced and kept", k)
+				}
+			}
+			if !slices.Equal(keptKeys, tt.wantKept) {
+				t.Errorf("KeptTopics keys = %v, want %v", keptKeys, tt.wantKept)
+			}
+		})
+	}
+}
+
+// TestDaemonConfigs checks the rules of ha-entities.md on the daemon's own configs.
+func TestDaemonConfigs(t *testing.T) {
+	s := daemonSettings()
+	for _, m := range Discovery(s, goldenNow)[len(PlayTracking()):] {
+		var cfg map[string]any
+		if err := json.Unmarshal(m.Payload, &cfg); err != nil {
+			t.Fatalf("%s: %v", m.Topic, err)
+		}
+		key := keys([]Message{m})[0]
+		if cfg["availability_topic"] != s.AvailabilityTopic() {
+			t.Errorf("%s: availability_topic %v", key, cfg["availability_topic"])
+		}
+		switch {
+		case strings.Contains(m.Topic, "/sensor/"):
+			if cfg["entity_category"] != "diagnostic" || cfg["expire_after"] != float64(180) {
+				t.Errorf("%s: entity_category %v expire_after %v, want diagnostic 180", key, cfg["entity_category"], cfg["expire_after"])
+			}
+			if cfg["state_topic"] != s.StateTopic(key) || cfg["command_topic"] != nil {
+				t.Errorf("%s: state_topic %v command_topic %v", key, cfg["state_topic"], cfg["command_topic"])
+			}
+		default:
+			if cfg["command_topic"] != "batocera/0a1b2c3d/"+key+"/set" || cfg["retain"] != false {
+				t.Errorf("%s: command_topic %v retain %v", key, cfg["command_topic"], cfg["retain"])
+			}
+			if _, ok := cfg["state_topic"]; ok {
+				t.Errorf("%s: has a state_topic", key)
+			}
+			if _, ok := cfg["entity_category"]; ok {
+				t.Errorf("%s: controls are normal entities, got entity_category %v", key, cfg["entity_category"])
+			}
+			wantPress := strings.Contains(m.Topic, "/button/")
+			if got := cfg["payload_press"] == PayloadPress; got != wantPress {
+				t.Errorf("%s: payload_press %v", key, cfg["payload_press"])
+			}
+		}
+	}
+}
+
+func TestDiagnosticStates(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	tests := []struct {
+		name string
+		temp *float64
+		want string // "" means no cpu_temperature state
+	}{
+		{"normal", f(47), "47.0"},
+		{"rounded", f(61.96), "62.0"},
+		{"unknown", nil, ""},
+		{"nan", f(math.NaN()), ""},
+		{"inf", f(math.Inf(1)), ""},
+		{"absurd", f(1e6), ""},
+		{"too cold", f(-100), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			msgs := DiagnosticStates(daemonSettings(), DiagnosticValues{CPUTemperature: tt.temp, BatoceraVersion: "None"}, goldenNow)
+			got := ""
+			for _, m := range msgs {
+				if !m.Retain || m.QoS != 1 || m.Kind != KindState || len(m.Payload) == 0 {
+					t.Errorf("%s: retain=%v qos=%d kind=%v payload %q", m.Topic, m.Retain, m.QoS, m.Kind, m.Payload)
+				}
+				switch {
+				case strings.HasSuffix(m.Topic, "/"+CPUTemperature):
+					got = string(m.Payload)
+				case strings.HasSuffix(m.Topic, "/"+BatoceraVersion), strings.HasSuffix(m.Topic, "/"+FreeSpace),
+					strings.HasSuffix(m.Topic, "/"+CabinetVersion):
+					t.Errorf("unknown figure published: %s %q", m.Topic, m.Payload)
+				}
+			}
+			if got != tt.want {
+				t.Errorf("cpu_temperature = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCommandEntity(t *testing.T) {
+	s := Settings{ID: "abc", BaseTopic: "home/arcade"}
+	tests := []struct {
+		topic, want string
+		ok          bool
+	}{
+		{"home/arcade/abc/pause_game/set", "pause_game", true},
+		{"home/arcade/abc/anything/set", "anything", true},
+		{"home/arcade/abc//set", "", false},
+		{"home/arcade/abc/pause_game", "", false},
+		{"home/arcade/abc/a/b/set", "", false},
+		{"home/arcade/abd/pause_game/set", "", false},
+		{"batocera/abc/pause_game/set", "", false},
+		{"home/arcade/abc/+/set", "", false},
+	}
+	for _, tt := range tests {
+		got, ok := s.CommandEntity(tt.topic)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("CommandEntity(%q) = %q, %v; want %q, %v", tt.topic, got, ok, tt.want, tt.ok)
+		}
+	}
+}
