@@ -22,7 +22,7 @@ func (c *Client) Caps(ctx context.Context) (Caps, error) {
 // Systems is GET /systems: every system, collections and groups included,
 // in ES's order. GameSystems filters the real game systems.
 func (c *Client) Systems(ctx context.Context) ([]System, error) {
-	_, data, err := c.get(ctx, "/systems", c.cfg.MaxListBytes, 200)
+	_, data, err := c.getList(ctx, "/systems")
 	if err != nil {
 		return nil, err
 	}

@@ -70,7 +70,7 @@ func (c *Client) list(ctx context.Context, system string) (l *gameList, fresh bo
 	if l != nil {
 		return l, false, nil
 	}
-	_, data, err := c.get(ctx, systemPath(system, "games"), c.cfg.MaxListBytes, 200)
+	_, data, err := c.getList(ctx, systemPath(system, "games"))
 	if err != nil {
 		return nil, false, err
 	}

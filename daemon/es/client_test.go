@@ -132,7 +132,7 @@ func TestNotFound(t *testing.T) {
 }
 
 func TestTransportErrors(t *testing.T) {
-	f := newFake(t, nil, Config{Timeout: 300 * time.Millisecond})
+	f := newFake(t, nil, Config{Timeout: 300 * time.Millisecond, ListTimeout: 300 * time.Millisecond})
 	c, cx := f.c, ctx(t)
 	for _, tc := range []struct {
 		name   string
@@ -153,7 +153,7 @@ func TestTransportErrors(t *testing.T) {
 			c.Invalidate()
 			_, err := c.Games(cx, "nes")
 			if !errors.Is(err, tc.want) {
-				t.Errorf("Games: err %v, want %v", err, tc.want)
+				t.Fatalf("Games: err %v, want %v", err, tc.want)
 			}
 			if !strings.Contains(err.Error(), "GET /systems/nes/games") {
 				t.Errorf("error %q does not name the request", err)

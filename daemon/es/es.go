@@ -23,6 +23,7 @@ const (
 	DefaultURL            = "http://127.0.0.1:1234"
 	DefaultTimeout        = 2 * time.Second
 	DefaultEmuKillTimeout = 10 * time.Second // batocera-es-swissknife --emukill takes ~2-4 s
+	DefaultListTimeout    = 15 * time.Second // /systems and game lists of a big library on a Pi
 	DefaultLaunchTimeout  = 20 * time.Second
 	DefaultPollInterval   = 250 * time.Millisecond
 	DefaultMaxListBytes   = 64 << 20 // ~600 B per game: 50,000 games are ~30 MB
@@ -38,6 +39,8 @@ type Config struct {
 	URL string
 	// Timeout bounds each call that has no shorter context deadline.
 	Timeout time.Duration
+	// ListTimeout bounds /systems and /systems/{sys}/games.
+	ListTimeout time.Duration
 	// EmuKillTimeout bounds /emukill, which answers once the emulator is gone.
 	EmuKillTimeout time.Duration
 	// LaunchTimeout bounds LaunchGame's wait for the game to show up in
@@ -76,6 +79,9 @@ func New(cfg Config) (*Client, error) {
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.ListTimeout <= 0 {
+		cfg.ListTimeout = DefaultListTimeout
 	}
 	if cfg.EmuKillTimeout <= 0 {
 		cfg.EmuKillTimeout = DefaultEmuKillTimeout

@@ -61,6 +61,12 @@ func (c *Client) do(ctx context.Context, r call) (int, []byte, error) {
 	return resp.StatusCode, data, nil
 }
 
+// getList is get for the big lists (/systems, a system's games): ES builds
+// them from the whole library, which takes seconds on a large one.
+func (c *Client) getList(ctx context.Context, path string) (int, []byte, error) {
+	return c.expect(ctx, call{method: http.MethodGet, path: path, limit: c.cfg.MaxListBytes, timeout: c.cfg.ListTimeout}, 200)
+}
+
 // get is do for a GET that must answer one of the given statuses.
 func (c *Client) get(ctx context.Context, path string, limit int64, ok ...int) (int, []byte, error) {
 	return c.expect(ctx, call{method: http.MethodGet, path: path, limit: limit}, ok...)

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"errors"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -129,7 +130,11 @@ feed:
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	return b.Index(), names, nil
+	ix := b.Index()
+	// Decoding ES's lists took several times the index's size, briefly;
+	// give that back to the cabinet now rather than keep it mapped.
+	debug.FreeOSMemory()
+	return ix, names, nil
 }
 
 // add indexes one system's games and lets the ES client drop its copy of

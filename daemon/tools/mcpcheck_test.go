@@ -19,8 +19,8 @@ import (
 	"github.com/batocera-cabinet/cabinet/simulator/peertest"
 )
 
-// mcpcheckPath is the independent TypeScript-SDK client, beside the repository.
-const mcpcheckPath = "../../../shared/tools/mcpcheck/mcpcheck"
+// mcpcheckPath is the independent TypeScript-SDK client, kept in .ci/.
+const mcpcheckPath = "../../.ci/mcpcheck/mcpcheck"
 
 // TestMCPCheck drives the tools through the official TypeScript SDK over
 // Streamable HTTP (protocol 2025-11-25, what Claude Desktop speaks), with

@@ -1,0 +1,260 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/batocera-cabinet/cabinet/simulator"
+	"github.com/batocera-cabinet/cabinet/simulator/fakeretroarch"
+)
+
+// mcpReport is the part of mcpcheck's JSON document the tests read.
+type mcpReport struct {
+	OK              bool     `json:"ok"`
+	ProtocolVersion string   `json:"protocolVersion"`
+	Warnings        []string `json:"warnings"`
+	Tools           []struct {
+		Name            string         `json:"name"`
+		Title           string         `json:"title"`
+		Annotations     map[string]any `json:"annotations"`
+		HasOutputSchema bool           `json:"hasOutputSchema"`
+	} `json:"tools"`
+	Call *struct {
+		IsError bool `json:"isError"`
+		Result  struct {
+			Content           []map[string]any `json:"content"`
+			StructuredContent map[string]any   `json:"structuredContent"`
+		} `json:"result"`
+	} `json:"call"`
+	Error *struct {
+		Code    any    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// runMCPCheck runs mcpcheck with opts before target (its options must come
+// before `--stdio --`, which takes the rest of the line) and parses the one
+// JSON document it prints; stderr is its diagnostics and the server's.
+func runMCPCheck(t *testing.T, env []string, opts []string, target ...string) (rep mcpReport, code int, stderrText string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	args := append(append([]string{"--strict", "--timeout", "30000"}, opts...), target...)
+	cmd := exec.CommandContext(ctx, mcpcheck(t), args...)
+	cmd.Env = env
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Run(); err != nil {
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) {
+			t.Fatalf("mcpcheck %v: %v", args, err)
+		}
+		code = exit.ExitCode()
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("mcpcheck %v: exit %d, output is not its JSON report (%v)\nstdout: %s\nstderr: %s", args, code, err, out.String(), stderr.String())
+	}
+	return rep, code, stderr.String()
+}
+
+// callTool is one mcpcheck invocation that calls tool and must succeed.
+func callTool(t *testing.T, env, target []string, tool string, args map[string]any) mcpReport {
+	t.Helper()
+	if args == nil {
+		args = map[string]any{}
+	}
+	a, _ := json.Marshal(args)
+	rep, code, stderr := runMCPCheck(t, env, []string{"--fail-on-tool-error", "--call", tool, "--args", string(a)}, target...)
+	if code != 0 || !rep.OK || rep.Call == nil || rep.Call.IsError {
+		t.Fatalf("%s %s: exit %d, report %+v\nstderr: %s", tool, a, code, rep, stderr)
+	}
+	return rep
+}
+
+// wantTools is every tool `cabinet mcp` registers outside read-only mode.
+var wantTools = []string{"batocera_adjust_volume", "batocera_change_save_slot", "batocera_find_games",
+	"batocera_get_game", "batocera_get_health", "batocera_get_status", "batocera_launch_game",
+	"batocera_list_systems", "batocera_load_state", "batocera_pause_game", "batocera_play_history",
+	"batocera_quit_game", "batocera_reload_games", "batocera_reset_game", "batocera_save_state",
+	"batocera_show_message", "batocera_take_screenshot"}
+
+func checkListing(t *testing.T, rep mcpReport) {
+	t.Helper()
+	if !rep.OK || rep.ProtocolVersion != "2025-11-25" || len(rep.Warnings) != 0 {
+		t.Fatalf("list: ok %v, protocol %q, warnings %v, error %+v", rep.OK, rep.ProtocolVersion, rep.Warnings, rep.Error)
+	}
+	var got []string
+	for _, tl := range rep.Tools {
+		got = append(got, tl.Name)
+		hints := 0
+		for _, h := range []string{"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"} {
+			if _, ok := tl.Annotations[h].(bool); ok {
+				hints++
+			}
+		}
+		if tl.Title == "" || !tl.HasOutputSchema || hints != 4 {
+			t.Errorf("tool %s: title %q, output schema %v, annotations %v", tl.Name, tl.Title, tl.HasOutputSchema, tl.Annotations)
+		}
+	}
+	if strings.Join(got, " ") != strings.Join(wantTools, " ") {
+		t.Errorf("tools: got %v, want %v", got, wantTools)
+	}
+}
+
+// TestMCPCheckStdio drives `cabinet mcp` (in-process tools, no daemon)
+// through the official TypeScript SDK over stdio with --strict
+// conformance and the SDK's output-schema validation: list, then find,
+// launch, status, pause, save state, screenshot (image content) and quit,
+// one mcpcheck run per call, and checks each effect on the simulator.
+func TestMCPCheckStdio(t *testing.T) {
+	t.Parallel()
+	mcpcheck(t) // skip before starting anything
+	cab, conf := simCabinet(t, simulator.Options{})
+	env := mcpcheckEnv(t, configEnv(conf))
+	target := []string{"--stdio", "--", cabinetBinary(t), "mcp"}
+	ra := func() fakeretroarch.Snapshot { return cab.RetroArch.Snapshot() }
+
+	list, code, stderr := runMCPCheck(t, env, nil, target...)
+	if code != 0 {
+		t.Fatalf("list: exit %d, error %+v\nstderr: %s", code, list.Error, stderr)
+	}
+	checkListing(t, list)
+
+	found := callTool(t, env, target, "batocera_find_games", map[string]any{"query": "sonic hedgehog", "limit": 1})
+	games, _ := found.Call.Result.StructuredContent["games"].([]any)
+	if len(games) != 1 {
+		t.Fatalf("find: got %v", found.Call.Result.StructuredContent)
+	}
+	game, _ := games[0].(map[string]any)
+	id, _ := game["game_id"].(string)
+	if game["name"] != "Sonic The Hedgehog" || game["system"] != "megadrive" || id == "" {
+		t.Fatalf("find: top result %v, want Sonic The Hedgehog on megadrive with a game_id", game)
+	}
+
+	launch := callTool(t, env, target, "batocera_launch_game", map[string]any{"system": "megadrive", "game_id": id})
+	if got := launch.Call.Result.StructuredContent["outcome"]; got != "done" {
+		t.Fatalf("launch: outcome %v, want done (%v)", got, launch.Call.Result.StructuredContent)
+	}
+	if g, ok := cab.ES.Running(); !ok || g.Name != "Sonic The Hedgehog" {
+		t.Fatalf("after launch ES runs %+v (running %v), want Sonic The Hedgehog", g, ok)
+	}
+	waitFor(t, "RetroArch to answer", func() bool { return ra().Listening })
+
+	status := callTool(t, env, target, "batocera_get_status", nil).Call.Result.StructuredContent
+	running, _ := status["running_game"].(map[string]any)
+	retro, _ := status["retroarch"].(map[string]any)
+	if running["game_id"] != id || retro["state"] != "playing" {
+		t.Errorf("status: running_game %v, retroarch %v; want game %s playing", running, retro, id)
+	}
+
+	pause := callTool(t, env, target, "batocera_pause_game", map[string]any{"paused": true}).Call.Result.StructuredContent
+	if pause["outcome"] != "done" || pause["state"] != "paused" || !ra().Paused {
+		t.Errorf("pause: %v, RetroArch paused %v", pause, ra().Paused)
+	}
+	save := callTool(t, env, target, "batocera_save_state", nil).Call.Result.StructuredContent
+	if save["outcome"] != "done" || ra().StatesSaved != 1 {
+		t.Errorf("save state: %v, states saved %d, want 1", save, ra().StatesSaved)
+	}
+
+	shot := callTool(t, env, target, "batocera_take_screenshot", nil)
+	var png []byte
+	for _, c := range shot.Call.Result.Content {
+		if c["type"] == "image" && c["mimeType"] == "image/png" {
+			data, _ := c["data"].(string)
+			png, _ = base64.StdEncoding.DecodeString(data)
+		}
+	}
+	if !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) {
+		t.Errorf("screenshot: no PNG image content in %v", shot.Call.Result.Content)
+	}
+	if n := len(ra().Screenshots); n != 1 {
+		t.Errorf("screenshot: RetroArch wrote %d screenshots, want 1", n)
+	}
+
+	quit := callTool(t, env, target, "batocera_quit_game", nil).Call.Result.StructuredContent
+	if quit["outcome"] != "done" {
+		t.Errorf("quit: %v", quit)
+	}
+	waitFor(t, "ES to return to the menu", func() bool { _, ok := cab.ES.Running(); return !ok })
+}
+
+// TestMCPCheckHTTP runs `cabinet serve` and checks its Streamable HTTP MCP
+// with the bearer token (list, one call), a request without the token
+// (refused), and `cabinet mcp` going through the daemon's socket; then
+// stops the daemon with SIGTERM.
+func TestMCPCheckHTTP(t *testing.T) {
+	t.Parallel()
+	mcpcheck(t) // skip before starting anything
+	_, conf := simCabinet(t, simulator.Options{})
+	env := mcpcheckEnv(t, configEnv(conf))
+
+	serve := exec.Command(cabinetBinary(t), "serve", "--log-stderr")
+	serve.Env = env
+	logs, err := serve.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	daemonLog := watchLines(logs, `"url"`)
+	done := make(chan error, 1)
+	go func() { <-daemonLog.eof; done <- serve.Wait() }()
+	stopped := false
+	defer func() {
+		if !stopped {
+			stopProcess(t, serve, syscall.SIGKILL, done)
+		}
+	}()
+	var line struct {
+		URL string `json:"url"`
+	}
+	if err := json.Unmarshal([]byte(daemonLog.wait(t, "the MCP URL in the daemon's log")), &line); err != nil || !strings.HasSuffix(line.URL, "/mcp") {
+		t.Fatalf("log line with the URL: %v, url %q", err, line.URL)
+	}
+	code, tok, tokErr := runBinary(t, env, "token", "show")
+	token := strings.TrimSpace(tok)
+	if code != 0 || len(token) < 32 {
+		t.Fatalf("cabinet token show: exit %d, %d characters, stderr %s", code, len(token), tokErr)
+	}
+
+	auth := []string{"--url", line.URL, "--token", token}
+	list, code, stderr := runMCPCheck(t, env, nil, auth...)
+	if code != 0 {
+		t.Fatalf("list over HTTP: exit %d, error %+v\nstderr: %s", code, list.Error, stderr)
+	}
+	checkListing(t, list)
+	found := callTool(t, env, auth, "batocera_find_games", map[string]any{"query": "zelda", "limit": 1})
+	if games, _ := found.Call.Result.StructuredContent["games"].([]any); len(games) != 1 || games[0].(map[string]any)["name"] != "The Legend of Zelda" {
+		t.Errorf("find over HTTP: got %v", found.Call.Result.StructuredContent)
+	}
+
+	refused, code, _ := runMCPCheck(t, env, nil, "--url", line.URL)
+	if code != 2 || refused.OK || refused.Error == nil || fmt.Sprint(refused.Error.Code) != "401" {
+		t.Errorf("without the token: exit %d, report %+v; want exit 2 with error code 401", code, refused)
+	}
+
+	// While the daemon runs, `cabinet mcp` is a bridge to it: get_status
+	// then carries the daemon's summary, which the in-process tools lack.
+	viaSocket := callTool(t, env, []string{"--stdio", "--", cabinetBinary(t), "mcp"}, "batocera_get_status", nil)
+	if _, ok := viaSocket.Call.Result.StructuredContent["daemon"]; !ok {
+		t.Errorf("cabinet mcp with the daemon running: get_status has no daemon summary: %v", viaSocket.Call.Result.StructuredContent)
+	}
+
+	stopped = true
+	if err := stopProcess(t, serve, syscall.SIGTERM, done); err != nil {
+		t.Errorf("cabinet serve after SIGTERM: %v\nlog:\n%s", err, daemonLog)
+	}
+	if !strings.Contains(daemonLog.String(), "cabinet serve stopped") {
+		t.Errorf("no clean stop in the log:\n%s", daemonLog)
+	}
+}
