@@ -31,7 +31,10 @@ func TestServiceScript(t *testing.T) {
 	// The daemon dies on its own: the service starts it again.
 	pid, _ := os.ReadFile(filepath.Join(l.RunDir, "serve.pid"))
 	exec.Command("kill", "-KILL", strings.TrimSpace(string(pid))).Run()
-	waitFor(t, "a respawn", func() bool { b, _ := os.ReadFile(filepath.Join(root, "starts")); return strings.Count(string(b), "started") == 2 })
+	waitFor(t, "a respawn", func() bool {
+		b, _ := os.ReadFile(filepath.Join(root, "starts"))
+		return strings.Count(string(b), "started") == 2
+	})
 	waitFor(t, "the respawned daemon", func() bool { out, err := run("status"); return err == nil && strings.HasPrefix(out, "running") })
 
 	if _, err := run("stop"); err != nil {
