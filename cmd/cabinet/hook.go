@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -74,7 +75,13 @@ exits 0, and returns within a quarter of a second. Problems go to
 	}
 	ev, err := hook.ParseArgs(args, stamp)
 	if err != nil {
-		log.Debug().Err(err).Strs("args", clipArgs(args)).Msg("event ignored")
+		// An ES event the tracker has no use for is routine; any other
+		// refusal is a broken install or a caller to fix, worth a line.
+		lvl := log.Warn()
+		if errors.Is(err, hook.ErrIgnored) {
+			lvl = log.Debug()
+		}
+		lvl.Err(err).Strs("args", clipArgs(args)).Msg("event ignored")
 		return nil
 	}
 	budget := hookBudget
@@ -169,17 +176,25 @@ func spawnFlusher(e *env, d time.Duration, log zerolog.Logger) {
 }
 
 // runFlusher waits, then flushes, as long as the tracker has something
-// pending. One flusher at a time: a second one exits at once.
+// pending.
 func runFlusher(ctx context.Context, cfg *config.Config, r *hook.Runner, d time.Duration, log zerolog.Logger) {
 	lock, err := os.OpenFile(filepath.Join(cfg.StatePath(), "flush.lock"), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return
 	}
 	defer lock.Close()
-	if syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
-		return
+	// One flusher at a time. A flusher already there may be past its last
+	// flush and about to exit, so wait for it rather than leave: flushing
+	// twice is harmless, not flushing loses the session until the next event.
+	start := time.Now()
+	for syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		if time.Since(start) > 30*time.Second || ctx.Err() != nil {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	for i := 0; i < 10 && d > 0; i++ {
+	d -= time.Since(start)
+	for i := 0; i < 10 && (d > 0 || i == 0); i++ {
 		select {
 		case <-ctx.Done():
 			return

@@ -14,7 +14,7 @@ func (st *State) emit(fx []effect, final bool, cfg Config, now Stamp, out *Outpu
 			// a screensaver launch, or held until the launch is final
 		case !out.publish:
 			// Record: a replay derives tentative events again; final ones wait for the next Apply.
-			if final && !st.sent(f.typ, f.at, cfg) {
+			if final && !st.sent(f.typ, markKey(f.typ, f.sess), f.at, cfg) {
 				st.Pending = append(st.Pending, Pending{Type: f.typ, At: f.at, Session: f.sess})
 				if len(st.Pending) > maxPending {
 					st.Pending = st.Pending[len(st.Pending)-maxPending:]
@@ -37,10 +37,11 @@ func (st *State) flushPending(cfg Config, now Stamp, out *Output) {
 
 // send emits a time-sensitive event unless it was sent already, and remembers it.
 func (st *State) send(typ string, at Stamp, sess haentities.Session, cfg Config, now Stamp, out *Output) {
-	if st.sent(typ, at, cfg) {
+	key := markKey(typ, sess)
+	if st.sent(typ, key, at, cfg) {
 		return
 	}
-	st.Sent = append(st.Sent, Mark{Type: typ, At: at})
+	st.Sent = append(st.Sent, Mark{Type: typ, At: at, Key: key})
 	age := since(at, now)
 	if age < 0 {
 		age = 0
@@ -48,11 +49,13 @@ func (st *State) send(typ string, at Stamp, sess haentities.Session, cfg Config,
 	out.Events = append(out.Events, TimedEvent{Type: typ, At: at.At, Age: age, Session: sess})
 }
 
-// sent reports whether an event of this type was emitted (or is pending) within the duplicate window
-// of at: the same event derived again by a replay, or reported twice (quit reboot + reboot).
-func (st *State) sent(typ string, at Stamp, cfg Config) bool {
-	near := func(t string, a Stamp) bool {
-		if t != typ {
+// sent reports whether an event of this type (and, for session events, of this game) was emitted
+// (or is pending) within the duplicate window of at: the same event derived again by a replay, or
+// reported twice (quit reboot + reboot). Another game's session_start a few seconds later (the
+// player quit the wrong game and started the right one) is a new event.
+func (st *State) sent(typ, key string, at Stamp, cfg Config) bool {
+	near := func(t, k string, a Stamp) bool {
+		if t != typ || (k != "" && key != "" && k != key) {
 			return false
 		}
 		d := since(a, at)
@@ -62,16 +65,25 @@ func (st *State) sent(typ string, at Stamp, cfg Config) bool {
 		return d <= cfg.DuplicateWindow
 	}
 	for _, m := range st.Sent {
-		if near(m.Type, m.At) {
+		if near(m.Type, m.Key, m.At) {
 			return true
 		}
 	}
 	for _, p := range st.Pending {
-		if near(p.Type, p.At) {
+		if near(p.Type, markKey(p.Type, p.Session), p.At) {
 			return true
 		}
 	}
 	return false
+}
+
+// markKey tells session events of different games apart: the game key of
+// the session's ROM ("" for cabinet events, which have no game).
+func markKey(typ string, sess haentities.Session) string {
+	if typ != haentities.EventSessionStart && typ != haentities.EventSessionEnd {
+		return ""
+	}
+	return sess.System + "|" + gameKey(sess.Rom)
 }
 
 // pruneMarks forgets marks no replay can match any more (older than the final horizon by more than

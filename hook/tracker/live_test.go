@@ -158,3 +158,28 @@ func TestRecordLeavesEventsToApply(t *testing.T) {
 		t.Errorf("Record logged %d sessions, want 1", len(out.Logged))
 	}
 }
+
+// TestBackToBackLaunches: the player starts the wrong game, quits it after
+// a few seconds and starts another: each launch is a live event of its own,
+// even within the duplicate window.
+func TestBackToBackLaunches(t *testing.T) {
+	cfg := DefaultConfig()
+	st := New()
+	var starts []string
+	step := func(ev Event) {
+		var out Output
+		st, out = Apply(st, cfg, ev.Stamp(), ev)
+		for _, e := range out.Events {
+			if e.Type == haentities.EventSessionStart {
+				starts = append(starts, e.Session.Game)
+			}
+		}
+	}
+	step(esEvent(KindStart, 0))
+	step(esGameStart(10, tetrisPath, "Tetris"))
+	step(esEvent(KindGameEnd, 13))
+	step(esGameStart(15, "/userdata/roms/nes/Zelda.nes", "Zelda"))
+	if !slices.Equal(starts, []string{"Tetris", "Zelda"}) {
+		t.Errorf("session_start for %q, want one per launch", starts)
+	}
+}

@@ -130,6 +130,7 @@ type Selection struct {
 type Mark struct {
 	Type string `json:"t"`
 	At   Stamp  `json:"at"`
+	Key  string `json:"k,omitempty"` // the game, for session events
 }
 
 // Pending is a time-sensitive event waiting for a caller that publishes.
