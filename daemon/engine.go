@@ -51,6 +51,7 @@ func newEngine(store *outbox.Store, spool journal.Spool, j journal.Journal, log 
 func (e *engine) setJournal(settings haentities.Settings, tc tracker.Config, publishing bool) {
 	e.mu.Lock()
 	e.j.Settings, e.j.Tracker, e.j.Publishing = settings, tc, publishing
+	e.j.DiscoveryRecorded = false // new names, topics or entities: record them again
 	e.mu.Unlock()
 }
 
@@ -80,6 +81,13 @@ func (e *engine) apply(items ...journal.Spooled) (journal.Result, error) {
 	if err != nil {
 		e.log.Error().Err(err).Msg("store write failed")
 		return res, err
+	}
+	if !j.DiscoveryRecorded && j.Publishing {
+		e.mu.Lock()
+		if e.j.Settings == j.Settings { // no reload meanwhile
+			e.j.DiscoveryRecorded = true
+		}
+		e.mu.Unlock()
 	}
 	e.spool.Remove(res.Ingested)
 	if res.Reset != nil {

@@ -1,16 +1,21 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/cmd/cabinet/config"
+	"github.com/batocera-cabinet/cabinet/daemon"
 	"github.com/batocera-cabinet/cabinet/daemon/doctor"
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
 	"github.com/batocera-cabinet/cabinet/haentities/mqttlink"
+	"github.com/batocera-cabinet/cabinet/hook/tracker/journal"
 	"github.com/batocera-cabinet/cabinet/packaging"
 )
 
@@ -59,6 +64,7 @@ func doctorEnv(l *config.Loaded) (doctor.Env, error) {
 		ES:        esc,
 		RetroArch: retroarch.New(cfg.RetroArchAddr, retroarch.WithTimeout(time.Second)),
 		Hooks:     rootedLayout(cfg),
+		Extra:     []doctor.Check{{Name: "daemon", Run: daemonCheck(journal.SocketPath(cfg))}},
 	}
 	if cfg.MQTTEnabled() {
 		id, _ := cfg.CabinetID()
@@ -93,4 +99,45 @@ func rootedLayout(cfg *config.Config) packaging.Layout {
 		l.Binary = exe
 	}
 	return l
+}
+
+// daemonCheck asks `cabinet serve` for its status over its socket: whether
+// it runs, its MQTT link, its outbox, and whether it refused a configuration
+// edit (it then keeps the last good one).
+func daemonCheck(socket string) func(context.Context, []doctor.Result) doctor.Result {
+	return func(ctx context.Context, _ []doctor.Result) doctor.Result {
+		var d net.Dialer
+		conn, err := d.DialContext(ctx, "unix", socket)
+		if err != nil {
+			return doctor.Result{Status: doctor.Warn, Detail: "cabinet serve is not running: each hook records its event itself",
+				Hint: "install and start the service (README: \"The daemon as a Batocera service\") for the MQTT last will, live configuration and MCP on the LAN"}
+		}
+		defer conn.Close()
+		if dl, ok := ctx.Deadline(); ok {
+			conn.SetDeadline(dl)
+		}
+		var rep journal.Reply
+		if err := journal.WriteLine(conn, journal.Request{Op: journal.OpStatus}); err == nil {
+			err = journal.ReadLine(bufio.NewReader(conn), &rep)
+		}
+		var st daemon.Status
+		if err != nil || !rep.OK || json.Unmarshal(rep.Status, &st) != nil {
+			return doctor.Result{Status: doctor.Fail, Detail: fmt.Sprintf("cabinet serve does not answer on %s", socket),
+				Hint: "restart it: batocera-services stop cabinet; batocera-services start cabinet"}
+		}
+		facts := []string{fmt.Sprintf("outbox: %d waiting, %d dropped, %d expired; %d sessions logged; %d MQTT reconnects",
+			st.OutboxDepth, st.OutboxDropped, st.OutboxExpired, st.Sessions, st.Reconnects)}
+		switch {
+		case st.ConfigError != "":
+			return doctor.Result{Status: doctor.Fail, Detail: fmt.Sprintf("cabinet serve (pid %d) refused the last configuration edit and keeps the last good one: %s", st.PID, st.ConfigError),
+				Hint: "fix the key it names; the daemon applies the file as soon as it is valid", Facts: facts}
+		case st.MQTTEnabled && !st.MQTTConnected:
+			detail := fmt.Sprintf("cabinet serve (pid %d) is not connected to the MQTT broker", st.PID)
+			if st.MQTTError != "" {
+				detail += ": " + st.MQTTError
+			}
+			return doctor.Result{Status: doctor.Fail, Detail: detail, Hint: "check the broker and cabinet.mqtt.*; the daemon retries on its own", Facts: facts}
+		}
+		return doctor.Result{Status: doctor.OK, Detail: fmt.Sprintf("cabinet serve %s runs (pid %d, since %s)", st.Version, st.PID, st.Started.Format(time.RFC3339)), Facts: facts}
+	}
 }

@@ -147,13 +147,11 @@ func (o oneShot) Publish(ctx context.Context, msgs []haentities.Message) (int, e
 	return mqttlink.Publish(ctx, o.opts, msgs)
 }
 
-// hookLogger appends to <state_dir>/cabinet.log, secrets scrubbed. When the
-// log cannot be opened the hook stays silent rather than write to ES.
+// hookLogger appends to <state_dir>/cabinet.log, secrets scrubbed. The file
+// is opened only if something is logged; when it cannot be opened the hook
+// stays silent rather than write to ES.
 func hookLogger(cfg *config.Config) (zerolog.Logger, func()) {
-	f, err := logfile.Open(filepath.Join(cfg.StatePath(), "cabinet.log"), 0, -1)
-	if err != nil {
-		return zerolog.Nop(), func() {}
-	}
+	f := logfile.OpenLazy(filepath.Join(cfg.StatePath(), "cabinet.log"), 0, -1)
 	return logfile.New(logfile.NewRedactor(f, cfg.Secrets()), cfg.LogLevel).With().Str("cmd", "hook").Logger(), func() { f.Close() }
 }
 

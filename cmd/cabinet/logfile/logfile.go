@@ -191,3 +191,36 @@ func Console(w io.Writer) io.Writer {
 	return zerolog.ConsoleWriter{Out: w, NoColor: true, TimeFormat: time.TimeOnly,
 		PartsExclude: []string{zerolog.TimestampFieldName}, FieldsExclude: []string{"pid"}}
 }
+
+// Lazy is a File opened at its first write: a hook that has nothing to log
+// (the usual case at the default level) never touches the file.
+type Lazy struct {
+	path     string
+	maxBytes int64
+	keep     int
+	once     sync.Once
+	f        *File
+	err      error
+}
+
+// OpenLazy returns a Lazy file.
+func OpenLazy(path string, maxBytes int64, keep int) *Lazy {
+	return &Lazy{path: path, maxBytes: maxBytes, keep: keep}
+}
+
+func (l *Lazy) Write(p []byte) (int, error) {
+	l.once.Do(func() { l.f, l.err = Open(l.path, l.maxBytes, l.keep) })
+	if l.err != nil {
+		return 0, l.err
+	}
+	return l.f.Write(p)
+}
+
+// Close closes the file if it was opened.
+func (l *Lazy) Close() error {
+	l.once.Do(func() { l.err = os.ErrClosed })
+	if l.f != nil {
+		return l.f.Close()
+	}
+	return nil
+}

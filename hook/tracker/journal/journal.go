@@ -28,6 +28,10 @@ type Journal struct {
 	// sessions are still kept (the history serves play_history), but no
 	// message is queued for a broker nobody will ever drain.
 	Publishing bool
+	// DiscoveryRecorded skips recording the discovery configs: the daemon
+	// records them once per settings, a hook (a new process each time)
+	// every time.
+	DiscoveryRecorded bool
 }
 
 // Result is what one Apply did.
@@ -89,11 +93,29 @@ func (j *Journal) Apply(now tracker.Stamp, publish bool, spooled []Spooled, evs 
 		if !j.Publishing {
 			return nil
 		}
-		// A hook keeps the daemon's diagnostics and controls configs (KeptTopics).
-		if err := tx.RecordDiscovery(haentities.Discovery(j.Settings, now.At), now.At, haentities.KeptTopics(j.Settings)...); err != nil {
+		// A hook keeps the daemon's diagnostics and controls configs
+		// (KeptTopics). The daemon records discovery once per settings.
+		if !j.DiscoveryRecorded {
+			if err := tx.RecordDiscovery(haentities.Discovery(j.Settings, now.At), now.At, haentities.KeptTopics(j.Settings)...); err != nil {
+				return err
+			}
+		}
+		msgs := out.Messages(j.Settings, now.At)
+		if err := tx.Record(msgs...); err != nil {
 			return err
 		}
-		return tx.Record(out.Messages(j.Settings, now.At)...)
+		if !j.Settings.Daemon && out.Snapshot.Online {
+			// Without the daemon nobody else says "online": after a power
+			// cut the broker holds the daemon's last will ("offline") while
+			// the store believes "online" was delivered long ago. Each hook
+			// that publishes says it again (one small retained message).
+			for _, m := range msgs {
+				if m.Kind == haentities.KindAvailability {
+					return tx.Refresh(m)
+				}
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return Result{}, fmt.Errorf("record event: %w", err)

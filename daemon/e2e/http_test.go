@@ -1,0 +1,240 @@
+package e2e
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/batocera-cabinet/cabinet/simulator/peertest"
+)
+
+// initialize is an MCP initialize request.
+const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`
+
+// TestHTTPGuard: MCP over HTTP refuses a request without the token, with a
+// wrong token, for a foreign Host (DNS rebinding), from a foreign browser
+// Origin and with an oversized body, even when the right token comes with
+// it; a thousand bad tokens in a row are all refused and the daemon still
+// answers a good call at once; no token ever reaches a log line.
+func TestHTTPGuard(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, startBroker(t, embedded))
+	d := r.start()
+	d.waitLog("MCP over HTTP listening", 20*time.Second)
+	base := r.mcpURL()
+	tok := r.token()
+	bad := func() string {
+		var b [32]byte
+		rand.Read(b[:])
+		return base64.RawURLEncoding.EncodeToString(b[:])
+	}
+	firstBad := bad()
+	big := bytes.Repeat([]byte("x"), 2<<20)
+
+	tests := []struct {
+		name    string
+		host    string
+		auth    string
+		origin  string
+		body    []byte
+		chunked bool
+		want    int
+		alt     int // also accepted
+	}{
+		{name: "no token", body: []byte(initialize), want: 401},
+		{name: "wrong token", auth: "Bearer " + firstBad, body: []byte(initialize), want: 401},
+		{name: "token without Bearer", auth: tok, body: []byte(initialize), want: 401},
+		{name: "foreign Host, good token", host: "evil.example:8717", auth: "Bearer " + tok, body: []byte(initialize), want: 421},
+		{name: "foreign Origin, good token", origin: "http://evil.example", auth: "Bearer " + tok, body: []byte(initialize), want: 403},
+		{name: "oversized body, good token", auth: "Bearer " + tok, body: big, want: 413},
+		// Without a Content-Length the cap cuts the body while MCP reads
+		// it: refused by the MCP handler as unreadable.
+		{name: "oversized chunked body, good token", auth: "Bearer " + tok, body: big, chunked: true, want: 413, alt: 400},
+		{name: "good", auth: "Bearer " + tok, body: []byte(initialize), want: 200},
+	}
+	for _, tt := range tests {
+		resp := post(t, base+"/mcp", tt.host, tt.auth, tt.origin, tt.body, tt.chunked)
+		if resp.status != tt.want && resp.status != tt.alt {
+			t.Errorf("%s: status %d (%.200s), want %d", tt.name, resp.status, resp.body, tt.want)
+		}
+	}
+
+	start := time.Now()
+	for i := 0; i < 1000; i++ {
+		if resp := post(t, base+"/mcp", "", "Bearer "+bad(), "", []byte(initialize), false); resp.status != 401 {
+			t.Fatalf("bad token %d: status %d, want 401", i, resp.status)
+		}
+	}
+	took := time.Since(start)
+	good := post(t, base+"/mcp", "", "Bearer "+tok, "", []byte(initialize), false)
+	if good.status != 200 || !strings.Contains(good.body, "serverInfo") {
+		t.Fatalf("good call right after 1000 bad tokens: status %d %.300s", good.status, good.body)
+	}
+	t.Logf("1000 bad tokens refused in %v (%v each); the good call after them took %v", took.Round(time.Millisecond), (took / 1000).Round(time.Microsecond), good.took.Round(time.Microsecond))
+	if resp := get(t, base+"/healthz"); resp.status != 200 {
+		t.Errorf("GET /healthz without a token: %d, want 200", resp.status)
+	}
+
+	// Refusals are logged, but few (a flood must not flood the log), and
+	// no token, good or bad, appears in any log line.
+	if n := d.log.count("MCP request refused"); n < 1 || n > 1+int(time.Since(start)/(10*time.Second))+1 {
+		t.Errorf("%d \"MCP request refused\" lines for 1007 refusals, want at least one and about one per 10 s", n)
+	}
+	hookLog, _ := os.ReadFile(filepath.Join(r.state, "cabinet.log"))
+	for name, log := range map[string]string{"daemon": r.logs.String(), "cabinet.log": string(hookLog)} {
+		for _, secret := range []string{tok, firstBad} {
+			if strings.Contains(log, secret) {
+				t.Errorf("the %s log shows a token (%.6s…)", name, secret)
+			}
+		}
+	}
+}
+
+// TestHTTPMCPCheck: the independent MCP client (the official TypeScript
+// SDK) lists the tools over Streamable HTTP with the token and calls
+// batocera_play_history; --strict fails on any conformance warning.
+func TestHTTPMCPCheck(t *testing.T) {
+	t.Parallel()
+	bin := mcpcheck(t)
+	r := newRig(t, nil)
+	r.start().waitLog("MCP over HTTP listening", 20*time.Second)
+	r.hook("game-start", "/userdata/roms/nes/Check.nes", "Check", "Check Game")
+	r.hook("game-end")
+	out, code, took := runCmd(t, 120*time.Second, bin, "--strict", "--url", r.mcpURL()+"/mcp", "--token", r.token(),
+		"--expect-tool", "batocera_play_history", "--expect-tool", "batocera_get_status",
+		"--call", "batocera_play_history", "--fail-on-tool-error")
+	if code != 0 {
+		t.Fatalf("mcpcheck exit %d:\n%s", code, out)
+	}
+	var rep struct {
+		OK       bool     `json:"ok"`
+		Warnings []string `json:"warnings"`
+		Tools    []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+		Call struct {
+			IsError bool `json:"isError"`
+		} `json:"call"`
+	}
+	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &rep); err != nil {
+		t.Fatalf("mcpcheck output: %v\n%s", err, out)
+	}
+	if !rep.OK || rep.Call.IsError || len(rep.Warnings) != 0 {
+		t.Errorf("mcpcheck: ok %v, call error %v, warnings %q", rep.OK, rep.Call.IsError, rep.Warnings)
+	}
+	t.Logf("mcpcheck: %d tools listed, play history called, in %v", len(rep.Tools), took.Round(time.Millisecond))
+}
+
+// mcpURL is http://host:port of MCP over HTTP, from the daemon's log line.
+func (r *rig) mcpURL() string {
+	r.t.Helper()
+	for _, l := range strings.Split(r.logs.String(), "\n") {
+		var line struct {
+			Message, URL string
+		}
+		if json.Unmarshal([]byte(l), &line) == nil && line.Message == "MCP over HTTP listening" {
+			return strings.TrimSuffix(line.URL, "/mcp")
+		}
+	}
+	r.t.Fatalf("no \"MCP over HTTP listening\" line in the log")
+	return ""
+}
+
+// token is `cabinet token show`.
+func (r *rig) token() string {
+	r.t.Helper()
+	out, code, _ := runCabinet(r.t, r.env(), "token", "show")
+	tok := strings.TrimSpace(out)
+	if code != 0 || len(tok) < 32 {
+		r.t.Fatalf("cabinet token show: exit %d, %q", code, out)
+	}
+	return tok
+}
+
+type reply struct {
+	status int
+	body   string
+	took   time.Duration
+}
+
+var httpClient = &http.Client{Timeout: 10 * time.Second}
+
+func post(t *testing.T, url, host, auth, origin string, body []byte, chunked bool) reply {
+	t.Helper()
+	var rd io.Reader = bytes.NewReader(body)
+	if chunked {
+		rd = io.MultiReader(rd) // unknown length: sent chunked
+	}
+	req, err := http.NewRequest(http.MethodPost, url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if host != "" {
+		req.Host = host
+	}
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	if origin != "" {
+		req.Header.Set("Origin", origin)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	return do(t, req)
+}
+
+func get(t *testing.T, url string) reply {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return do(t, req)
+}
+
+func do(t *testing.T, req *http.Request) reply {
+	t.Helper()
+	start := time.Now()
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", req.Method, req.URL, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	return reply{status: resp.StatusCode, body: string(b), took: time.Since(start)}
+}
+
+// mcpcheck finds the independent MCP client: .ci/mcpcheck in the
+// repository, else the shared copy beside it. Missing (or without node) it
+// skips the test, or fails it with CABINET_REQUIRE_PEERS=1.
+func mcpcheck(t *testing.T) string {
+	t.Helper()
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found string
+	for _, p := range []string{filepath.Join(root, ".ci", "mcpcheck", "mcpcheck"), filepath.Join(root, "..", "shared", "tools", "mcpcheck", "mcpcheck")} {
+		if _, err := os.Stat(p); err == nil {
+			found = p
+			break
+		}
+	}
+	if found == "" {
+		peertest.RequirePeer(t, fmt.Errorf("mcpcheck not found in .ci/mcpcheck nor ../shared/tools/mcpcheck"))
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		peertest.RequirePeer(t, fmt.Errorf("mcpcheck needs node: %w", err))
+	}
+	return found
+}
