@@ -106,8 +106,9 @@ func TestStartupCost(t *testing.T) {
 		allocs, _ := strconv.Atoi(m[4])
 		costs = append(costs, initCost{m[1], ms, allocs})
 		// Our packages may hold a few sentinel errors; anything more is
-		// work every hook run would pay for.
-		if (strings.HasPrefix(m[1], module) || m[1] == "main") && (allocs > 10 || ms > 0.05) {
+		// work every hook run would pay for. (Counted in allocations, not
+		// milliseconds: tests never fail on timing.)
+		if (strings.HasPrefix(m[1], module) || m[1] == "main") && allocs > 10 {
 			t.Errorf("%s does work at init (%.3f ms, %d allocs): keep package-level state lazy", m[1], ms, allocs)
 		}
 	}
