@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -78,6 +79,12 @@ func (e *engine) apply(items ...journal.Spooled) (journal.Result, error) {
 	}
 	j := e.journal()
 	res, err := j.Apply(e.now(), true, append(spooled, items...))
+	if errors.Is(err, outbox.ErrCorrupt) {
+		if rerr := e.store.Reset(); rerr == nil {
+			e.log.Error().AnErr("cause", err).Str("moved_to", e.store.Quarantined).Msg("the store was damaged; it was moved aside and tracking goes on with a new one")
+			res, err = j.Apply(e.now(), true, append(spooled, items...))
+		}
+	}
 	if err != nil {
 		e.log.Error().Err(err).Msg("store write failed")
 		return res, err

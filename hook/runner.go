@@ -110,6 +110,14 @@ func (r *Runner) apply(ctx context.Context, store *outbox.Store, publish bool, o
 		spooled = append(spooled, *own)
 	}
 	res, err := j.Apply(r.now(), publish, spooled)
+	if errors.Is(err, outbox.ErrCorrupt) {
+		// Damaged pages bbolt only finds in use: start a new store (the old
+		// one is kept aside) rather than spool every event from now on.
+		if rerr := store.Reset(); rerr == nil {
+			r.Log.Error().AnErr("cause", err).Str("moved_to", store.Quarantined).Msg("the store was damaged; it was moved aside and tracking goes on with a new one")
+			res, err = j.Apply(r.now(), publish, spooled)
+		}
+	}
 	if err != nil {
 		if own != nil {
 			r.spool(strings.TrimSuffix(own.Name, ".event"), own.Event, err)
@@ -162,6 +170,12 @@ func (r *Runner) deliver(ctx context.Context, store *outbox.Store) {
 		lvl := r.Log.Warn()
 		if errors.Is(err, context.DeadlineExceeded) {
 			lvl = r.Log.Warn().Str("hint", "the broker did not answer in time; messages stay queued")
+			// The hook's budget ran out (a slow broker, a slow SD card): a
+			// delayed flush, off ES's path, finishes the delivery instead of
+			// leaving Home Assistant stale until the next event.
+			if r.ScheduleFlush != nil {
+				r.ScheduleFlush(2 * time.Second)
+			}
 		}
 		lvl.Err(err).Int("sent", n).Int("pending", len(items)).Msg("mqtt publish incomplete")
 	}

@@ -114,27 +114,58 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{lock: lock, opts: opts}
-	db, err := openDB(path)
-	if err != nil && !errors.Is(err, ErrLocked) {
-		aside := fmt.Sprintf("%s.damaged-%s", path, time.Now().UTC().Format("20060102T150405"))
-		if rerr := os.Rename(path, aside); rerr != nil {
-			release(lock)
-			return nil, fmt.Errorf("open store: %v; moving it aside failed: %w", err, rerr)
-		}
-		s.Quarantined = aside
-		db, err = openDB(path)
-	}
-	if err != nil {
-		release(lock)
-		return nil, fmt.Errorf("open store: %w", err)
-	}
-	s.db = db
-	if err := s.init(); err != nil {
-		db.Close()
+	if err := s.openChecked(path); err != nil {
 		release(lock)
 		return nil, err
 	}
 	return s, nil
+}
+
+// openChecked opens the file and checks its buckets; a file bbolt cannot
+// open, or whose pages turn out damaged, is moved aside and a new store is
+// started in its place.
+func (s *Store) openChecked(path string) error {
+	db, err := openDB(path)
+	if err == nil {
+		s.db = db
+		if err = s.init(); err != nil {
+			db.Close()
+		}
+	}
+	if err == nil || !errors.Is(err, ErrCorrupt) {
+		return err
+	}
+	aside := fmt.Sprintf("%s.damaged-%s", path, time.Now().UTC().Format("20060102T150405"))
+	if rerr := os.Rename(path, aside); rerr != nil {
+		return fmt.Errorf("open store: %v; moving it aside failed: %w", err, rerr)
+	}
+	s.Quarantined = aside
+	if s.db, err = openDB(path); err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	if err := s.init(); err != nil {
+		s.db.Close()
+		return err
+	}
+	return nil
+}
+
+// Reset moves a store that turned out damaged while in use aside and starts
+// a new one in its place (the history it held stays in the moved file).
+func (s *Store) Reset() error {
+	path := s.db.Path()
+	s.db.Close()
+	aside := fmt.Sprintf("%s.damaged-%s", path, time.Now().UTC().Format("20060102T150405"))
+	if err := os.Rename(path, aside); err != nil {
+		return fmt.Errorf("move the damaged store aside: %w", err)
+	}
+	s.Quarantined = aside
+	db, err := openDB(path)
+	if err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	s.db = db
+	return s.init()
 }
 
 // openDB opens bbolt without waiting: our own lock file already serialises

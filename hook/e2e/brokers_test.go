@@ -32,8 +32,12 @@ const (
 )
 
 // eachBroker runs fn as a parallel subtest per broker. A missing Mosquitto
-// skips (or fails, with CABINET_REQUIRE_PEERS=1) only its subtest.
+// skips (or fails, with CABINET_REQUIRE_PEERS=1) only its subtest. t itself
+// runs in parallel with the other tests: most of their time is spent
+// waiting (the 3 s reorder window, the 60 s event window), so -parallel
+// above the default shortens the run.
 func eachBroker(t *testing.T, fn func(t *testing.T, kind brokerKind)) {
+	t.Parallel()
 	for _, kind := range []brokerKind{embedded, mosquitto} {
 		t.Run(string(kind), func(t *testing.T) {
 			t.Parallel()

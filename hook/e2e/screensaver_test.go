@@ -77,7 +77,7 @@ func sleepWakeScenario() scenario {
 			c.fire(ev)
 		}
 		c.waitQuiet()
-		waitFor(t, 10*time.Second, "sleep and wake events", func() (bool, string) {
+		c.waitDelivered("sleep and wake events", func() (bool, string) {
 			evs := c.cabinetEvents()
 			return len(ofType(evs, "sleep")) > 0 && len(ofType(evs, "wake")) > 0, fmt.Sprint(types(evs))
 		})

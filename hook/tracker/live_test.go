@@ -47,15 +47,15 @@ func TestLiveStates(t *testing.T) {
 	}
 }
 
-// TestSessionStartTiming: session_start goes out with the game-start, except right after a
-// screensaver that shows games, where it waits until the launch is final.
+// TestSessionStartTiming: session_start waits until the launch is final (the reorder window), with or
+// without a screensaver that may have launched it, and FlushIn says when to flush for it.
 func TestSessionStartTiming(t *testing.T) {
 	tests := []struct {
 		name   string
 		ssType string
 		now    bool // emitted by the game-start's own Apply
 	}{
-		{"dim screensaver cannot launch", "dim", true},
+		{"dim screensaver cannot launch", "dim", false},
 		{"random video may have launched it", "random video", false},
 	}
 	for _, tt := range tests {
@@ -145,10 +145,15 @@ func TestRecordLeavesEventsToApply(t *testing.T) {
 		t.Error("Record did not update the live states")
 	}
 	st, out = Apply(st, cfg, stampAt(10.45), esGameStart(10, smbPath, smbName))
-	if got := describeEvents(out.Events); !slices.Equal(got, []string{"session_start:" + smbName}) {
-		t.Fatalf("Apply after Record emitted %q", got)
+	if len(out.Events) != 0 {
+		t.Fatalf("session_start before the launch is final: %q", describeEvents(out.Events))
 	}
-	st, out = Apply(st, cfg, stampAt(10.5), watcherEvent(KindGameStart, 10.5, smbPath, smbName, "NES"))
+	st, _ = Apply(st, cfg, stampAt(10.5), watcherEvent(KindGameStart, 10.5, smbPath, smbName, "NES"))
+	st, out = Apply(st, cfg, stampAt(14)) // the flush FlushIn asked for
+	if got := describeEvents(out.Events); !slices.Equal(got, []string{"session_start:" + smbName}) {
+		t.Fatalf("the flush after Record and Apply emitted %q", got)
+	}
+	st, out = Apply(st, cfg, stampAt(15))
 	if len(out.Events) != 0 {
 		t.Errorf("emitted again: %q", describeEvents(out.Events))
 	}
@@ -179,7 +184,41 @@ func TestBackToBackLaunches(t *testing.T) {
 	step(esGameStart(10, tetrisPath, "Tetris"))
 	step(esEvent(KindGameEnd, 13))
 	step(esGameStart(15, "/userdata/roms/nes/Zelda.nes", "Zelda"))
+	step(esEvent(KindSystemSelected, 30, "nes")) // later: both launches are final
 	if !slices.Equal(starts, []string{"Tetris", "Zelda"}) {
 		t.Errorf("session_start for %q, want one per launch", starts)
+	}
+}
+
+// TestLateEarlierReportKeepsOneID: the report stamped first reaches the
+// tracker last (its hook was spooled); session_start still carries the id
+// the session ends with, because it waits until the start is final.
+func TestLateEarlierReportKeepsOneID(t *testing.T) {
+	cfg := DefaultConfig()
+	st, _ := Apply(New(), cfg, stampAt(0), esEvent(KindStart, 0))
+	var startID, endID string
+	collect := func(out Output) {
+		for _, e := range out.Events {
+			if e.Type == haentities.EventSessionStart {
+				startID = e.Session.ID
+			}
+		}
+		for _, s := range out.Logged {
+			endID = s.ID
+		}
+	}
+	var out Output
+	st, out = Apply(st, cfg, stampAt(10.35), esGameStart(10.3, smbPath, smbName))
+	collect(out)
+	st, out = Apply(st, cfg, stampAt(10.9), cgEvent(KindGameStart, 10.0, "nes", smbPath)) // earlier, later
+	collect(out)
+	st, out = Apply(st, cfg, stampAt(14))
+	collect(out)
+	st, out = Apply(st, cfg, stampAt(200), esEvent(KindGameEnd, 200))
+	collect(out)
+	_, out = Apply(st, cfg, stampAt(205))
+	collect(out)
+	if startID == "" || startID != endID {
+		t.Errorf("session_start id %q, session_end id %q: want one id", startID, endID)
 	}
 }

@@ -139,13 +139,12 @@ func (c *Core) gameStart(ev Event, cfg Config, fx *[]effect) {
 		c.end(e, cfg, fx) // a different game started: the old one's game-end was missed
 	}
 	// A screensaver launch: the game the screensaver showed last, while it was active or stopped at
-	// most ScreensaverWindow ago. Only screensavers that show games can launch one, so only they hold
-	// session_start back until the launch is final (its game-selected may still be on its way).
+	// most ScreensaverWindow ago (its game-selected may still be on its way: session_start waits
+	// until the launch is final anyway, see Deferred below).
 	ss := c.SS
 	active := ss.On || within(ss.Stop, e, cfg.ScreensaverWindow)
 	sameAsShown := active && !ss.Sel.At.At.IsZero() &&
 		(key != "" && key == ss.Sel.Key || key == "" && eventName(ev) == ss.Sel.Name)
-	recent := active && showsGames(ss.Type)
 	sys := ev.System
 	if sys == "" {
 		sys = systemFromPath(ev.Path)
@@ -161,7 +160,12 @@ func (c *Core) gameStart(ev Event, cfg Config, fx *[]effect) {
 		PathRank: pathRank(ev.Source),
 		Sources:  sourceBit(ev.Source),
 		Ignored:  cfg.IgnoreScreensaverLaunches && sameAsShown,
-		Deferred: cfg.IgnoreScreensaverLaunches && recent,
+		// session_start waits until the start is final (the reorder
+		// window): the ES hook, configgen and the watcher report a launch
+		// within about a second, in any order, and the session id comes
+		// from the earliest report, so only a final start carries the id
+		// the session keeps (Home Assistant pairs start and end by it).
+		Deferred: true,
 	}
 	if ev.SystemName != "" {
 		o.SysRank = nameRank(ev.Source)
