@@ -38,6 +38,9 @@ type Runner struct {
 	// logs a session only once its end is final, a few seconds after
 	// game-end, and a hook must not wait that long on ES's path.
 	ScheduleFlush func(d time.Duration)
+	// RetryDelivery, when set, arranges one more delivery attempt shortly,
+	// off ES's path, after the hook's budget cut a delivery short.
+	RetryDelivery func()
 }
 
 // Handle records ev. It never fails: whatever goes wrong is logged, and the
@@ -170,11 +173,11 @@ func (r *Runner) deliver(ctx context.Context, store *outbox.Store) {
 		lvl := r.Log.Warn()
 		if errors.Is(err, context.DeadlineExceeded) {
 			lvl = r.Log.Warn().Str("hint", "the broker did not answer in time; messages stay queued")
-			// The hook's budget ran out (a slow broker, a slow SD card): a
-			// delayed flush, off ES's path, finishes the delivery instead of
+			// The hook's budget ran out (a slow broker, a slow SD card): one
+			// more attempt, off ES's path, finishes the delivery instead of
 			// leaving Home Assistant stale until the next event.
-			if r.ScheduleFlush != nil {
-				r.ScheduleFlush(2 * time.Second)
+			if r.RetryDelivery != nil {
+				r.RetryDelivery()
 			}
 		}
 		lvl.Err(err).Int("sent", n).Int("pending", len(items)).Msg("mqtt publish incomplete")

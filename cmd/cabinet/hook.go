@@ -105,6 +105,7 @@ exits 0, and returns within a quarter of a second. Problems go to
 	}
 	var once sync.Once
 	r.ScheduleFlush = func(d time.Duration) { once.Do(func() { spawnFlusher(c.env, d, log) }) }
+	r.RetryDelivery = func() { r.ScheduleFlush(2 * time.Second) }
 	r.HandleKeyed(ctx, key, ev)
 	log.Debug().Str("event", string(ev.Kind)).Str("source", string(ev.Source)).Dur("took", time.Since(stamp.At)).Msg("hook done")
 	return nil

@@ -77,19 +77,11 @@ func isCleanLine(s string, maxRunes int) bool {
 	n := 0
 	prevSpace := true // a leading space is not clean
 	for i := 0; i < len(s); {
-		b := s[i]
-		var r rune
-		if b < utf8.RuneSelf {
-			r = rune(b)
-			i++
-		} else {
-			var size int
-			r, size = utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				return false
-			}
-			i += size
+		r, size, ok := nextRune(s, i)
+		if !ok {
+			return false
 		}
+		i += size
 		n++
 		if r == ' ' {
 			if prevSpace {
@@ -116,19 +108,11 @@ func isCleanText(s string, maxRunes int) bool {
 	prevSpace := false
 	newlines := 0 // consecutive \n seen
 	for i := 0; i < len(s); {
-		b := s[i]
-		var r rune
-		if b < utf8.RuneSelf {
-			r = rune(b)
-			i++
-		} else {
-			var size int
-			r, size = utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				return false
-			}
-			i += size
+		r, size, ok := nextRune(s, i)
+		if !ok {
+			return false
 		}
+		i += size
 		n++
 		switch {
 		case r == '\n':
@@ -215,4 +199,14 @@ func capRunes(s string, maxRunes int) string {
 	}
 	head := strings.TrimRight(s[:cut], " \n")
 	return head + Ellipsis
+}
+
+// nextRune decodes the rune at s[i:] (ASCII without a call); ok is false for
+// invalid UTF-8.
+func nextRune(s string, i int) (r rune, size int, ok bool) {
+	if b := s[i]; b < utf8.RuneSelf {
+		return rune(b), 1, true
+	}
+	r, size = utf8.DecodeRuneInString(s[i:])
+	return r, size, !(r == utf8.RuneError && size == 1)
 }

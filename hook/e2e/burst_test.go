@@ -74,13 +74,7 @@ func TestTwentyHooksAtOnce(t *testing.T) {
 		if len(starts) != 1 || len(ends) != 1 || ends[0].Game != smbName {
 			t.Errorf("session events, want one start and one end of %q:\n%s", smbName, describe(c.scenarioCapture()))
 		} else if starts[0].SessionID != ends[0].SessionID {
-			// Known bug (TestLateReportKeepsSessionID): configgen's report,
-			// stamped first but spooled, reached the store after ES's.
-			if knownBugs() {
-				t.Errorf("session_start id %s, session_end id %s", starts[0].SessionID, ends[0].SessionID)
-			} else {
-				t.Logf("known bug: session_start id %s, session_end id %s", starts[0].SessionID, ends[0].SessionID)
-			}
+			t.Errorf("session_start id %s, session_end id %s: want one id per session", starts[0].SessionID, ends[0].SessionID)
 		}
 		cab := map[string]int{}
 		for _, e := range c.cabinetEvents() {

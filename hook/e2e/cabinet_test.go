@@ -44,8 +44,6 @@ type cabinet struct {
 	lastRom    string
 	// flushLock is flush.lock while the test holds it.
 	flushLock *os.File
-	// nudged is how many budget misses waitDelivered has made up for.
-	nudged int
 	// repeats are the repeated events once has reported; repeatsOK, when
 	// set, says why repeats are expected.
 	repeats   map[string]bool
@@ -247,25 +245,10 @@ func (c *cabinet) waitSessionEvents(typ string, n int) []event {
 
 // waitDelivered waits for something the hooks publish. A hook whose store
 // work ate its 250 ms budget (a loaded machine, a slow fsync) leaves its
-// messages queued, and nothing retries them before the next event: a known
-// weakness. Unless CABINET_E2E_KNOWN_BUGS=1, the wait then runs the flush
-// the product does not, once per such miss, and says so.
+// messages queued and starts a delayed flush that finishes the delivery.
 func (c *cabinet) waitDelivered(what string, cond func() (bool, string)) {
 	c.t.Helper()
-	start := time.Now()
-	waitFor(c.t, 20*time.Second, what, func() (bool, string) {
-		ok, why := cond()
-		// 5 s: past the delayed flush's own schedule (3 s and its run).
-		if ok || knownBugs() || time.Since(start) < 5*time.Second || !c.flushLockFree() {
-			return ok, why
-		}
-		if misses := c.deadlineMisses(); misses > c.nudged {
-			c.nudged = misses
-			c.t.Logf("known weakness: a hook ran out of budget before delivering (%d so far) and nothing retries it; running a flush for %s", misses, what)
-			c.hook("--flush-after", "1ms")
-		}
-		return ok, why
-	})
+	waitFor(c.t, 20*time.Second, what, cond)
 }
 
 // deadlineMisses counts the hook runs that left messages queued because

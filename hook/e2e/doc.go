@@ -15,9 +15,6 @@
 //	go test -short ./hook/e2e/                         # skips waiting out the 60 s event window
 //	go test -run '^$' -bench HookStartup ./hook/e2e/   # start-up figures
 //
-// Environment: CABINET_E2E_KNOWN_BUGS=1 runs the tests of known bugs (they
-// skip otherwise) and turns the known weakness "an incomplete delivery is
-// not retried before the next event" from a logged make-up flush into a
-// failure; CABINET_E2E_KEEP=1 keeps a failed test's fake root;
+// Environment: CABINET_E2E_KEEP=1 keeps a failed test's fake root;
 // CABINET_E2E_BENCH_RUNS=N changes the benchmark's 200 runs per row.
 package e2e

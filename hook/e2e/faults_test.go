@@ -25,8 +25,6 @@ type fault struct {
 	lostHistory bool
 	// check runs after the faulty run, before the repair.
 	check func(t *testing.T, c *cabinet)
-	// knownBug skips the fault unless CABINET_E2E_KNOWN_BUGS=1.
-	knownBug bool
 	// mqttLine: the expected line is the hook's "mqtt publish incomplete",
 	// whatever made the publish fail.
 	mqttLine bool
@@ -73,16 +71,13 @@ func TestFaults(t *testing.T) {
 				t.Errorf("%s does not hold the damaged store", d[0])
 			}
 		}},
-		{name: "store with damaged bucket pages", lines: 1, lostHistory: true, knownBug: true, setup: func(t *testing.T, c *cabinet) (string, func()) {
+		{name: "store with damaged bucket pages", lines: 1, lostHistory: true, setup: func(t *testing.T, c *cabinet) (string, func()) {
 			damageBuckets(t, filepath.Join(c.state, "cabinet.db"))
 			return c.conf, func() {}
 		}},
 	}
 	for _, f := range faults {
 		t.Run(f.name, func(t *testing.T) {
-			if f.knownBug && !knownBugs() {
-				t.Skipf("known bug: a store that opens but whose bucket pages are damaged is never quarantined: every later event is spooled and nothing is published again (hook/runner.go); set %s=1 to run", knownBugsEnv)
-			}
 			eachBroker(t, func(t *testing.T, kind brokerKind) {
 				b := startBroker(t, kind, brokerOptions{})
 				opts := cabinetOptions{MinSessionSeconds: 0, LogLevel: "info"}
@@ -109,7 +104,6 @@ func TestFaults(t *testing.T) {
 				if f.check != nil {
 					f.check(t, c)
 				}
-				c.nudged = c.deadlineMisses() // only a miss of the next run may be made up for
 				repair()
 
 				// Back to normal: the next run delivers what waited.

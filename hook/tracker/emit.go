@@ -49,10 +49,10 @@ func (st *State) send(typ string, at Stamp, sess haentities.Session, cfg Config,
 	out.Events = append(out.Events, TimedEvent{Type: typ, At: at.At, Age: age, Session: sess})
 }
 
-// sent reports whether an event of this type (and, for session events, of this game) was emitted
-// (or is pending) within the duplicate window of at: the same event derived again by a replay, or
-// reported twice (quit reboot + reboot). Another game's session_start a few seconds later (the
-// player quit the wrong game and started the right one) is a new event.
+// sent reports whether an event of this type (and, for session events, of this session) was
+// emitted (or is pending) within the duplicate window of at: the same event derived again, or
+// reported twice (quit reboot + reboot). Another launch a few seconds later (the player quit the
+// wrong game and started the right one, or the same one again) is a new event.
 func (st *State) sent(typ, key string, at Stamp, cfg Config) bool {
 	near := func(t, k string, a Stamp) bool {
 		if t != typ || (k != "" && key != "" && k != key) {
@@ -77,13 +77,14 @@ func (st *State) sent(typ, key string, at Stamp, cfg Config) bool {
 	return false
 }
 
-// markKey tells session events of different games apart: the game key of
-// the session's ROM ("" for cabinet events, which have no game).
+// markKey tells session events apart by session: the session id (session
+// events are emitted only once final, so a session keeps one id), "" for
+// cabinet events, which have no session.
 func markKey(typ string, sess haentities.Session) string {
 	if typ != haentities.EventSessionStart && typ != haentities.EventSessionEnd {
 		return ""
 	}
-	return sess.System + "|" + gameKey(sess.Rom)
+	return sess.ID
 }
 
 // pruneMarks forgets marks no replay can match any more (older than the final horizon by more than

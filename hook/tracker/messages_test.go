@@ -14,8 +14,9 @@ import (
 	"github.com/batocera-cabinet/cabinet/haentities"
 )
 
-// TestMessagesOrderAndAge: states first (availability last among them), then session_end, then the
-// time-sensitive events, whose Created is backdated by their age.
+// TestMessagesOrderAndAge: states first (availability last among them), then the events and logged
+// sessions in the order they happened (start at 0 s, session_start at 10 s, session_end at 400 s),
+// time-sensitive ones with Created backdated by their age.
 func TestMessagesOrderAndAge(t *testing.T) {
 	cfg := DefaultConfig()
 	evs := []Event{esEvent(KindStart, 0), esGameStart(10, smbPath, smbName), esEvent(KindGameEnd, 400)}
@@ -27,18 +28,18 @@ func TestMessagesOrderAndAge(t *testing.T) {
 	for _, m := range msgs {
 		kinds = append(kinds, m.Kind.String())
 	}
-	want := strings.Repeat("state ", 11) + "availability session_end time_sensitive time_sensitive"
+	want := strings.Repeat("state ", 11) + "availability time_sensitive time_sensitive session_end"
 	if got := strings.Join(kinds, " "); got != want {
 		t.Fatalf("message kinds\n got %s\nwant %s", got, want)
 	}
-	start := msgs[len(msgs)-2]
+	start := msgs[len(msgs)-3]
 	if !strings.Contains(string(start.Payload), `"event_type":"start"`) {
 		t.Fatalf("unexpected event %s", start.Payload)
 	}
 	if age := now.At.Sub(start.Created); age != time.Hour {
 		t.Errorf("start event Created %v before now, want 1h", age)
 	}
-	if end := msgs[len(msgs)-3]; !end.Created.Equal(now.At) || end.Key == "" {
+	if end := msgs[len(msgs)-1]; !end.Created.Equal(now.At) || end.Key == "" {
 		t.Errorf("session_end Created %v key %q", end.Created, end.Key)
 	}
 }

@@ -13,6 +13,7 @@ package tracker
 
 import (
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/haentities"
@@ -206,15 +207,27 @@ func sameSession(a, b haentities.Session) bool {
 // drop it when it is late, whatever the wall clock did meanwhile.
 func (o Output) Messages(s haentities.Settings, at time.Time) []haentities.Message {
 	msgs := haentities.States(s, o.Snapshot, at)
+	// Events and logged sessions go out in the order they happened: a
+	// session that started and ended while nobody published (a flush after
+	// both became final) gives its session_start before its session_end.
+	type timed struct {
+		when time.Time
+		msg  haentities.Message
+	}
+	var evs []timed
 	for _, sess := range o.Logged {
-		msgs = append(msgs, haentities.SessionEnd(s, sess, at))
+		evs = append(evs, timed{sess.Ended, haentities.SessionEnd(s, sess, at)})
 	}
 	for _, ev := range o.Events {
 		if ev.Type == haentities.EventSessionStart {
-			msgs = append(msgs, haentities.SessionStart(s, ev.Session, at.Add(-ev.Age)))
+			evs = append(evs, timed{ev.At, haentities.SessionStart(s, ev.Session, at.Add(-ev.Age))})
 			continue
 		}
-		msgs = append(msgs, haentities.CabinetEvent(s, ev.Type, ev.At, at.Add(-ev.Age)))
+		evs = append(evs, timed{ev.At, haentities.CabinetEvent(s, ev.Type, ev.At, at.Add(-ev.Age))})
+	}
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].when.Before(evs[j].when) })
+	for _, e := range evs {
+		msgs = append(msgs, e.msg)
 	}
 	return msgs
 }

@@ -104,11 +104,12 @@ func (j *Journal) Apply(now tracker.Stamp, publish bool, spooled []Spooled, evs 
 		if err := tx.Record(msgs...); err != nil {
 			return err
 		}
-		if !j.Settings.Daemon && out.Snapshot.Online {
+		if !j.Settings.Daemon && out.Snapshot.Online && len(all) > 0 {
 			// Without the daemon nobody else says "online": after a power
 			// cut the broker holds the daemon's last will ("offline") while
 			// the store believes "online" was delivered long ago. Each hook
-			// that publishes says it again (one small retained message).
+			// event says it again (one small retained message); a flush
+			// with no event does not.
 			for _, m := range msgs {
 				if m.Kind == haentities.KindAvailability {
 					return tx.Refresh(m)

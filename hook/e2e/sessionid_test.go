@@ -9,11 +9,6 @@ import (
 	"github.com/batocera-cabinet/cabinet/simulator/esevents"
 )
 
-// knownBugsEnv runs the tests of bugs not fixed yet instead of skipping them.
-const knownBugsEnv = "CABINET_E2E_KNOWN_BUGS"
-
-func knownBugs() bool { return os.Getenv(knownBugsEnv) == "1" }
-
 // TestLateReportKeepsSessionID: ES's game-start hook and the configgen
 // script report one launch; when the report stamped first reaches the store
 // last (its hook found the store busy and its spool file landed after the
@@ -21,15 +16,9 @@ func knownBugs() bool { return os.Getenv(knownBugsEnv) == "1" }
 // later report's session id. The session_end must carry the same id, or
 // Home Assistant cannot pair them. The test plays the slow spool writer by
 // keeping configgen's spool file aside while ES's hook runs.
-//
-// Known bug: the tracker derives the session id from the earliest start
-// report on every replay (hook/tracker/machine.go gameStart/sessionID), so
-// the id changes after session_start was published. Set
-// CABINET_E2E_KNOWN_BUGS=1 to run.
+// (The tracker holds session_start until the launch is final, so it carries
+// the id the session keeps.)
 func TestLateReportKeepsSessionID(t *testing.T) {
-	if !knownBugs() {
-		t.Skipf("known bug: a start report stamped earlier but stored later changes the session id after session_start went out (hook/tracker/machine.go); set %s=1 to run", knownBugsEnv)
-	}
 	eachBroker(t, func(t *testing.T, kind brokerKind) {
 		b := startBroker(t, kind, brokerOptions{})
 		opts := cabinetOptions{MinSessionSeconds: 1}
