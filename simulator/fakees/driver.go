@@ -23,6 +23,20 @@ var errGameRunning = errors.New("a game is running: the ES UI is blocked")
 // busy reports whether the UI thread is blocked by a game (mu held).
 func (s *Server) busy() bool { return s.phase == phasePlaying || s.phase == phaseReturning }
 
+// takeIdleUI takes the UI thread and the state lock for a user action. It
+// fails, holding neither, while a game blocks the UI. The caller releases
+// s.mu once done with the state and s.ui when the action is over.
+func (s *Server) takeIdleUI() error {
+	s.ui.Lock()
+	s.mu.Lock()
+	if s.busy() {
+		s.mu.Unlock()
+		s.ui.Unlock()
+		return errGameRunning
+	}
+	return nil
+}
+
 // Start is ES starting up: start, then system-selected for the first system
 // shown (events_startup_and_screensaver.txt). It also resets the "first
 // launch saves the settings" state.
@@ -44,13 +58,10 @@ func (s *Server) SelectSystem(name string) error {
 	if _, ok := s.lib.System(name); !ok {
 		return fmt.Errorf("select system %q: no such system", name)
 	}
-	s.ui.Lock()
-	defer s.ui.Unlock()
-	s.mu.Lock()
-	if s.busy() {
-		s.mu.Unlock()
-		return errGameRunning
+	if err := s.takeIdleUI(); err != nil {
+		return err
 	}
+	defer s.ui.Unlock()
 	s.selected = name
 	s.mu.Unlock()
 	s.fire("system-selected", name)
@@ -64,13 +75,10 @@ func (s *Server) SelectGame(system, id string) error {
 	if !ok {
 		return fmt.Errorf("select game %s/%s: no such game", system, id)
 	}
-	s.ui.Lock()
-	defer s.ui.Unlock()
-	s.mu.Lock()
-	if s.busy() {
-		s.mu.Unlock()
-		return errGameRunning
+	if err := s.takeIdleUI(); err != nil {
+		return err
 	}
+	defer s.ui.Unlock()
 	s.mu.Unlock()
 	s.fire("game-selected", g.System, g.Path, g.Name)
 	return nil
@@ -83,13 +91,10 @@ func (s *Server) Launch(system, id string) error {
 	if !ok {
 		return fmt.Errorf("launch %s/%s: no such game", system, id)
 	}
-	s.ui.Lock()
-	defer s.ui.Unlock()
-	s.mu.Lock()
-	if s.busy() {
-		s.mu.Unlock()
-		return errGameRunning
+	if err := s.takeIdleUI(); err != nil {
+		return err
 	}
+	defer s.ui.Unlock()
 	s.mu.Unlock()
 	s.cancelScreensaver()
 	s.startTransition(g, false)
@@ -107,13 +112,10 @@ func (s *Server) StartScreensaver(behaviour string) error {
 	default:
 		return fmt.Errorf("start screensaver: unknown behaviour %q (want dim, black, random video, slideshow or suspend)", behaviour)
 	}
-	s.ui.Lock()
-	defer s.ui.Unlock()
-	s.mu.Lock()
-	if s.busy() {
-		s.mu.Unlock()
-		return errGameRunning
+	if err := s.takeIdleUI(); err != nil {
+		return err
 	}
+	defer s.ui.Unlock()
 	if s.saver != "" {
 		s.mu.Unlock()
 		return nil // already active: ES fires nothing
@@ -215,13 +217,10 @@ func (s *Server) cancelScreensaver() {
 
 // Sleep is ES going to sleep at the idle threshold: sleep, once.
 func (s *Server) Sleep() error {
-	s.ui.Lock()
-	defer s.ui.Unlock()
-	s.mu.Lock()
-	if s.busy() {
-		s.mu.Unlock()
-		return errGameRunning
+	if err := s.takeIdleUI(); err != nil {
+		return err
 	}
+	defer s.ui.Unlock()
 	s.mu.Unlock()
 	s.sleepLocked()
 	return nil
