@@ -78,4 +78,7 @@ func (d *Daemon) startMQTT(ctx context.Context) error {
 func (d *Daemon) onConnect(ctx context.Context) {
 	d.log.Info().Msg("MQTT connected: announcing")
 	d.eng.announce(ctx)
+	// The outbox was just drained: show its real depth now, not at the
+	// next minute.
+	d.recordDiagnostics()
 }

@@ -110,9 +110,13 @@ for you to try the MCP tools, until Ctrl-C (--once: exit after the evening).`, &
 	fmt.Fprintf(out, "  config          %s\n", conf)
 	fmt.Fprintf(out, "  log             %s\n", filepath.Join(cfg.StatePath(), "cabinet.log"))
 	fmt.Fprintf(out, "  MCP over HTTP   %s   (bearer token %s)\n", mcpURL, token)
+	run := exe
+	if strings.Contains(exe, "go-build") {
+		run = "go run ./cmd/cabinet" // started with go run: its binary is temporary
+	}
 	fmt.Fprintf(out, "  try             export CABINET_CONFIG=%s\n", conf)
-	fmt.Fprintf(out, "                  %s call batocera_find_games query=\"street fighter\"\n", exe)
-	fmt.Fprintf(out, "                  %s doctor\n\n", exe)
+	fmt.Fprintf(out, "                  %s call batocera_find_games query=\"street fighter\"\n", run)
+	fmt.Fprintf(out, "                  %s doctor\n\n", run)
 
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	watched := make(chan struct{})
