@@ -28,6 +28,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/haentities/outbox"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
 	"github.com/batocera-cabinet/cabinet/hook/tracker/journal"
+	"github.com/batocera-cabinet/cabinet/hook/tracker/journal/intake"
 )
 
 // Options are the daemon's dependencies.
@@ -74,6 +75,7 @@ type Daemon struct {
 	httpAddr string
 	watch    *watcher
 	esClient *es.Client
+	intake   *hookIntake // nil when the intake log cannot be used
 }
 
 // Status is what `cabinet doctor` and the health tool see of the daemon.
@@ -158,6 +160,16 @@ func Run(ctx context.Context, opts Options) error {
 	if err := d.buildMCP(cfg); err != nil {
 		return fmt.Errorf("MCP tools: %w", err)
 	}
+	if lg, err := intake.Open(journal.IntakePath(cfg)); err != nil {
+		d.log.Warn().Err(err).Msg("intake log unavailable; hooks wait for the store's commit")
+	} else {
+		defer lg.Close()
+		d.intake = newHookIntake(lg, d.eng, d.log, d.afterHookEvent)
+		// Events acked before a crash, not yet in the store: first.
+		if err := d.intake.apply(); err != nil {
+			return err
+		}
+	}
 	sock := &socketServer{path: journal.SocketPath(cfg), log: d.log, event: d.hookEvent, mcp: d.serveSocketMCP, status: func() any { return d.Status() }}
 	ln, err := sock.listen()
 	if err != nil {
@@ -178,6 +190,7 @@ func Run(ctx context.Context, opts Options) error {
 	parts := []part{
 		{"socket", func(ctx context.Context) error { return sock.serve(ctx, ln) }},
 		{"drain", d.eng.drainLoop},
+		{"intake", d.runIntake},
 		{"watcher", d.watch.run},
 		{"spool", d.watchSpool},
 		{"config", d.watchConfig},
@@ -197,6 +210,11 @@ func Run(ctx context.Context, opts Options) error {
 // offline, activity off), gives pending messages a last chance and stops
 // the MQTT link, which publishes offline itself before it disconnects.
 func (d *Daemon) shutdown() error {
+	if d.intake != nil {
+		if err := d.intake.apply(); err != nil {
+			d.log.Error().Err(err).Msg("intake not applied; it is applied at the next start")
+		}
+	}
 	st := d.opts.Now()
 	ev := tracker.Event{Kind: tracker.KindStopped, At: st.At, Boot: st.Boot, BootID: st.BootID, Source: tracker.SourceES}
 	if _, err := d.eng.apply(journal.Keyed(journal.NewKey(ev), ev)); err != nil {
@@ -217,20 +235,41 @@ func (d *Daemon) shutdown() error {
 
 // hookEvent applies an event a hook handed over the socket.
 func (d *Daemon) hookEvent(key string, req journal.Request) error {
+	if err := journal.CheckKey(key); err != nil {
+		return err
+	}
 	ev := req.Event.Normalize()
 	if err := ev.Validate(); err != nil {
 		return err
 	}
+	if d.intake != nil {
+		return d.intake.accept(key, ev)
+	}
 	if _, err := d.eng.apply(journal.Keyed(key, ev)); err != nil {
 		return err
 	}
+	d.afterHookEvent(ev)
+	return nil
+}
+
+// runIntake applies the hooks' events as they arrive.
+func (d *Daemon) runIntake(ctx context.Context) error {
+	if d.intake == nil {
+		<-ctx.Done()
+		return nil
+	}
+	return d.intake.run(ctx)
+}
+
+// afterHookEvent runs once a hook's event is in the store: ES is asked
+// right away what runs, and the game lists' counts are stale.
+func (d *Daemon) afterHookEvent(ev tracker.Event) {
 	if ev.Kind == tracker.KindGameStart || ev.Kind == tracker.KindGameEnd || ev.Kind == tracker.KindStart {
 		d.watch.nudge()
 	}
 	if ev.Kind == tracker.KindGameEnd {
 		d.invalidateGames() // play counts and last played moved
 	}
-	return nil
 }
 
 // emitWatcher applies an event the /runningGame watcher saw.

@@ -71,7 +71,7 @@ func (e *engine) journal() journal.Journal {
 
 // apply persists events (keyed, so a duplicate is applied once) together
 // with whatever waits in the spool. It returns once everything is committed
-// and fsynced: the hook's ack is sent only then.
+// and fsynced.
 func (e *engine) apply(items ...journal.Spooled) (journal.Result, error) {
 	spooled, err := e.spool.Read()
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/haentities/outbox"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
 	"github.com/batocera-cabinet/cabinet/hook/tracker/journal"
+	"github.com/batocera-cabinet/cabinet/hook/tracker/journal/intake"
 )
 
 // Publisher delivers messages to the broker in order and says how many of
@@ -25,8 +26,11 @@ type Publisher interface {
 type Runner struct {
 	StorePath string
 	Spool     journal.Spool
-	Settings  haentities.Settings
-	Tracker   tracker.Config
+	// Intake is the daemon's intake log: events it acked but did not apply
+	// before it died are applied first, before anything newer.
+	Intake   string
+	Settings haentities.Settings
+	Tracker  tracker.Config
 	// Publisher is nil when MQTT is off.
 	Publisher Publisher
 	Log       zerolog.Logger
@@ -108,6 +112,11 @@ func (r *Runner) apply(ctx context.Context, store *outbox.Store, publish bool, o
 	if err != nil {
 		r.Log.Warn().Err(err).Msg("spool unreadable; its events wait for the next run")
 	}
+	lg, acked := r.openIntake()
+	if lg != nil {
+		defer lg.Close()
+		spooled = append(acked, spooled...)
+	}
 	j := journal.Journal{Store: store, Settings: r.Settings, Tracker: r.Tracker, Publishing: r.Publisher != nil}
 	if own != nil {
 		spooled = append(spooled, *own)
@@ -130,6 +139,11 @@ func (r *Runner) apply(ctx context.Context, store *outbox.Store, publish bool, o
 		return err
 	}
 	r.Spool.Remove(res.Ingested)
+	if lg != nil {
+		if err := lg.Done(len(lg.Pending())); err != nil {
+			r.Log.Warn().Err(err).Msg("intake log not cleared; its events are applied again (once) next time")
+		}
+	}
 	if res.Reset != nil {
 		r.Log.Error().Err(res.Reset).Msg("tracker state unreadable; tracking restarted from a blank state")
 	}
@@ -146,6 +160,32 @@ func (r *Runner) apply(ctx context.Context, store *outbox.Store, publish bool, o
 		r.deliver(ctx, store)
 	}
 	return nil
+}
+
+// openIntake opens the daemon's intake log when it holds events (a daemon
+// that died between its ack and its commit): nil when there is nothing.
+func (r *Runner) openIntake() (*intake.Log, []journal.Spooled) {
+	if r.Intake == "" {
+		return nil, nil
+	}
+	lg, err := intake.OpenExisting(r.Intake)
+	if err != nil {
+		r.Log.Warn().Err(err).Msg("intake log unreadable; the daemon applies it when it starts")
+		return nil, nil
+	}
+	if lg == nil {
+		return nil, nil
+	}
+	recs := lg.Pending()
+	if len(recs) == 0 {
+		lg.Close()
+		return nil, nil
+	}
+	items, bad := journal.FromIntake(recs)
+	for _, err := range bad {
+		r.Log.Warn().Err(err).Msg("intake record skipped")
+	}
+	return lg, items
 }
 
 // deliver publishes everything pending within ctx's budget and marks what

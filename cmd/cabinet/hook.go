@@ -120,6 +120,7 @@ func newHookRunner(cfg *config.Config, log zerolog.Logger) (*hook.Runner, error)
 	r := &hook.Runner{
 		StorePath: journal.StorePath(cfg),
 		Spool:     journal.Spool{Dir: journal.SpoolDir(cfg)},
+		Intake:    journal.IntakePath(cfg),
 		Settings:  settings,
 		Tracker:   journal.TrackerConfig(cfg),
 		Log:       log,

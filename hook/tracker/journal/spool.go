@@ -34,8 +34,8 @@ func (s Spool) Write(ev tracker.Event) error { return s.WriteKeyed(NewKey(ev), e
 // key.event, so the store can tell it from the same event delivered over
 // the daemon's socket.
 func (s Spool) WriteKeyed(key string, ev tracker.Event) error {
-	if key == "" || strings.ContainsAny(key, "/\x00") || len(key) > 128 {
-		return fmt.Errorf("spool: bad key %q", key)
+	if err := CheckKey(key); err != nil {
+		return fmt.Errorf("spool: %w", err)
 	}
 	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
 		return fmt.Errorf("spool: %w", err)
@@ -170,6 +170,17 @@ func (s Spool) dropStaleTemp(name string) {
 // the spool or the socket, so a crash between the commit and the file's
 // removal (or an ack that came too late) never applies an event twice.
 func (it Spooled) key() string { return "ev:" + strings.TrimSuffix(it.Name, spoolExt) }
+
+// CheckKey refuses a key that cannot name a spool file or a store entry.
+func CheckKey(key string) error {
+	if key == "" || strings.ContainsAny(key, "/\x00") || len(key) > 128 {
+		if len(key) > 40 {
+			key = key[:40] + "…"
+		}
+		return fmt.Errorf("bad event key %q (1 to 128 characters, no slash)", key)
+	}
+	return nil
+}
 
 // Keyed wraps an event delivered with its key (over the socket, or the
 // hook's own event) so Apply dedupes it like a spooled one.

@@ -1,0 +1,90 @@
+package hook
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/batocera-cabinet/cabinet/haentities"
+	"github.com/batocera-cabinet/cabinet/hook/tracker"
+	"github.com/batocera-cabinet/cabinet/hook/tracker/journal"
+	"github.com/batocera-cabinet/cabinet/hook/tracker/journal/intake"
+)
+
+// recorder is a broker that acknowledges everything, in order.
+type recorder struct {
+	mu   sync.Mutex
+	msgs []haentities.Message
+}
+
+func (p *recorder) Publish(_ context.Context, msgs []haentities.Message) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.msgs = append(p.msgs, msgs...)
+	return len(msgs), nil
+}
+
+func stamped(kind tracker.Kind) tracker.Event {
+	st := journal.Now()
+	return tracker.Event{Kind: kind, At: st.At, Boot: st.Boot, BootID: st.BootID, Source: tracker.SourceES}
+}
+
+// A daemon that died between its ack and its commit left an event in the
+// intake log; a hook running alone applies it first, then its own.
+func TestStandaloneHookAppliesIntakeFirst(t *testing.T) {
+	dir := t.TempDir()
+	settings := haentities.Settings{ID: "runner_test"}
+	intakePath := filepath.Join(dir, "intake.log")
+	lg, err := intake.Open(intakePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := journal.IntakeRecord("acked-by-a-dead-daemon", stamped(tracker.KindWake))
+	if err := lg.Append(rec); err != nil {
+		t.Fatal(err)
+	}
+	lg.Close()
+
+	pub := &recorder{}
+	r := &Runner{
+		StorePath: filepath.Join(dir, "cabinet.db"),
+		Spool:     journal.Spool{Dir: filepath.Join(dir, "spool")},
+		Intake:    intakePath,
+		Settings:  settings,
+		Publisher: pub,
+		Log:       zerolog.Nop(),
+	}
+	r.Handle(context.Background(), stamped(tracker.KindScreensaverStart))
+
+	// The log's event reached the store and the broker; the hook's own too.
+	if !hasPayload(pub.msgs, settings.StateTopic(haentities.Cabinet), `"event_type":"wake"`) {
+		t.Fatal("the event left in the intake log was not applied")
+	}
+	if !hasPayload(pub.msgs, settings.StateTopic(haentities.Screensaver), "ON") {
+		t.Fatal("the hook's own event was not applied")
+	}
+	if !hasPayload(pub.msgs, settings.StateTopic(haentities.Activity), haentities.ActivityScreensaver) {
+		t.Fatal("activity does not show the screensaver")
+	}
+	b, err := os.ReadFile(intakePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, recs, _ := intake.Parse(b); len(recs) != 0 {
+		t.Fatalf("intake log still holds %d records", len(recs))
+	}
+}
+
+func hasPayload(msgs []haentities.Message, topic, payload string) bool {
+	for _, m := range msgs {
+		if m.Topic == topic && strings.Contains(string(m.Payload), payload) {
+			return true
+		}
+	}
+	return false
+}
