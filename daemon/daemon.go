@@ -166,7 +166,7 @@ func Run(ctx context.Context, opts Options) error {
 		defer lg.Close()
 		d.intake = newHookIntake(lg, d.eng, d.log, d.afterHookEvent)
 		// Events acked before a crash, not yet in the store: first.
-		if err := d.intake.apply(); err != nil {
+		if err := d.intake.recover(); err != nil {
 			return err
 		}
 	}
@@ -211,7 +211,7 @@ func Run(ctx context.Context, opts Options) error {
 // the MQTT link, which publishes offline itself before it disconnects.
 func (d *Daemon) shutdown() error {
 	if d.intake != nil {
-		if err := d.intake.apply(); err != nil {
+		if err := d.intake.recover(); err != nil {
 			d.log.Error().Err(err).Msg("intake not applied; it is applied at the next start")
 		}
 	}

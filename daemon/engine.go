@@ -34,6 +34,8 @@ type engine struct {
 	j       journal.Journal
 	pub     publisher
 	flush   *time.Timer
+	retry   time.Duration // the current backoff after failed writes
+	stopped bool          // no timer is armed any more
 	applied chan struct{} // closed and replaced after every apply (watchers wait on it)
 
 	wake chan struct{} // drain request
@@ -87,6 +89,7 @@ func (e *engine) apply(items ...journal.Spooled) (journal.Result, error) {
 	}
 	if err != nil {
 		e.log.Error().Err(err).Msg("store write failed")
+		e.retryLater()
 		return res, err
 	}
 	if !j.DiscoveryRecorded && j.Publishing {
@@ -107,7 +110,8 @@ func (e *engine) apply(items ...journal.Spooled) (journal.Result, error) {
 		e.log.Info().Str("session", s.ID).Str("system", s.System).Dur("duration", s.Duration).Msg("session logged")
 	}
 	e.mu.Lock()
-	if res.FlushIn > 0 {
+	e.retry = 0
+	if res.FlushIn > 0 && !e.stopped {
 		if e.flush != nil {
 			e.flush.Stop()
 		}
@@ -118,6 +122,22 @@ func (e *engine) apply(items ...journal.Spooled) (journal.Result, error) {
 	e.mu.Unlock()
 	e.kick()
 	return res, nil
+}
+
+// retryLater applies again after a failed write (a full disk, a failing
+// card), backing off from 2 s to a minute: the flush that makes a session
+// final has no other trigger than the next event, which may be hours away.
+func (e *engine) retryLater() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.stopped {
+		return
+	}
+	e.retry = min(max(2*e.retry, 2*time.Second), time.Minute)
+	if e.flush != nil {
+		e.flush.Stop()
+	}
+	e.flush = time.AfterFunc(e.retry, func() { e.apply() })
 }
 
 // appliedCh is closed at the next apply.
@@ -231,6 +251,7 @@ func (e *engine) announce(ctx context.Context) {
 // stop waits for a pending flush no longer.
 func (e *engine) stop() {
 	e.mu.Lock()
+	e.stopped = true
 	if e.flush != nil {
 		e.flush.Stop()
 	}

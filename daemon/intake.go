@@ -77,6 +77,20 @@ func (h *hookIntake) run(ctx context.Context) error {
 	}
 }
 
+// recover applies what a previous owner of the store left in the log (a
+// daemon that crashed after its ack, hooks on a full disk).
+func (h *hookIntake) recover() error {
+	n := len(h.lg.Pending())
+	if n == 0 {
+		return nil
+	}
+	if err := h.apply(); err != nil {
+		return err
+	}
+	h.log.Info().Int("events", n).Msg("applied the events left in the intake log")
+	return nil
+}
+
 // apply moves every pending record into the store in one transaction,
 // then marks them done.
 func (h *hookIntake) apply() error {

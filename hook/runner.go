@@ -132,7 +132,7 @@ func (r *Runner) apply(ctx context.Context, store *outbox.Store, publish bool, o
 	}
 	if err != nil {
 		if own != nil {
-			r.spool(strings.TrimSuffix(own.Name, ".event"), own.Event, err)
+			r.keep(strings.TrimSuffix(own.Name, ".event"), own.Event, err)
 		} else {
 			r.Log.Error().Err(err).Msg("store write failed")
 		}
@@ -222,6 +222,32 @@ func (r *Runner) deliver(ctx context.Context, store *outbox.Store) {
 		}
 		lvl.Err(err).Int("sent", n).Int("pending", len(items)).Msg("mqtt publish incomplete")
 	}
+}
+
+// keep saves an event the store refused while this hook owned it (a full
+// disk, a failing card): in the spool, or else in the daemon's intake log,
+// whose blocks were allocated when it was created. Only the owner of the
+// store may write that log, and this hook is it until it returns.
+func (r *Runner) keep(key string, ev tracker.Event, cause error) {
+	err := r.Spool.WriteKeyed(key, ev)
+	if err == nil {
+		r.Log.Warn().AnErr("cause", cause).Str("event", string(ev.Kind)).Msg("event spooled")
+		return
+	}
+	if r.Intake != "" {
+		if lg, ierr := intake.OpenExisting(r.Intake); ierr == nil && lg != nil {
+			rec, ierr := journal.IntakeRecord(key, ev)
+			if ierr == nil {
+				ierr = lg.Append(rec)
+			}
+			lg.Close()
+			if ierr == nil {
+				r.Log.Warn().AnErr("cause", cause).AnErr("spool", err).Str("event", string(ev.Kind)).Msg("event kept in the intake log")
+				return
+			}
+		}
+	}
+	r.Log.Error().Err(err).AnErr("cause", cause).Str("event", string(ev.Kind)).Msg("event lost: neither the store nor the spool could take it")
 }
 
 // spool keeps an event the store could not take.

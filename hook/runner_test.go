@@ -6,11 +6,13 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/rs/zerolog"
 
 	"github.com/batocera-cabinet/cabinet/haentities"
+	"github.com/batocera-cabinet/cabinet/haentities/outbox"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
 	"github.com/batocera-cabinet/cabinet/hook/tracker/journal"
 	"github.com/batocera-cabinet/cabinet/hook/tracker/journal/intake"
@@ -87,4 +89,63 @@ func hasPayload(msgs []haentities.Message, topic, payload string) bool {
 		}
 	}
 	return false
+}
+
+// On a full disk a hook running alone may find that the store refuses its
+// commit and the spool its file: the intake log, allocated in advance,
+// keeps the event for the next owner of the store.
+func TestStandaloneHookKeepsEventOnFullDisk(t *testing.T) {
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=1m"); err != nil {
+		t.Skipf("cannot mount a small filesystem here (%v): needs root with CAP_SYS_ADMIN", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+	intakePath := filepath.Join(dir, "intake.log")
+	lg, err := intake.Open(intakePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lg.Close()
+	r := &Runner{
+		StorePath: filepath.Join(dir, "cabinet.db"),
+		Spool:     journal.Spool{Dir: filepath.Join(dir, "spool")},
+		Intake:    intakePath,
+		Settings:  haentities.Settings{ID: "full_disk"},
+		Publisher: &recorder{},
+		Log:       zerolog.Nop(),
+	}
+	// A new store: a few pages, too small for the first commit.
+	s, err := outbox.Open(r.StorePath, outbox.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	os.MkdirAll(r.Spool.Dir, 0o755)
+	fill, _ := os.Create(filepath.Join(dir, "filler"))
+	for {
+		if _, err := fill.Write(make([]byte, 4096)); err != nil {
+			break
+		}
+	}
+	fill.Close()
+
+	r.Handle(context.Background(), stamped(tracker.KindWake))
+	b, err := os.ReadFile(intakePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, recs, _ := intake.Parse(b)
+	items, bad := journal.FromIntake(recs)
+	if len(items) != 1 || len(bad) != 0 || items[0].Event.Kind != tracker.KindWake {
+		t.Fatalf("intake holds %d events (%v), want the wake event", len(items), bad)
+	}
+
+	// Space comes back: the next hook applies it, then its own.
+	os.Remove(filepath.Join(dir, "filler"))
+	pub := &recorder{}
+	r.Publisher = pub
+	r.Handle(context.Background(), stamped(tracker.KindScreensaverStart))
+	if !hasPayload(pub.msgs, r.Settings.StateTopic(haentities.Cabinet), `"event_type":"wake"`) {
+		t.Fatal("the kept event was not published once space came back")
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -182,9 +183,27 @@ func openDB(path string) (db *bolt.DB, err error) {
 		return nil, ErrLocked
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		if damaged(err) {
+			return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+		// A full disk, a read-only or unreadable file, a failing card: the
+		// file may be fine, so it must not be moved aside and replaced.
+		return nil, fmt.Errorf("open store %s: %w (check free space and permissions of its folder)", path, err)
 	}
 	return db, nil
+}
+
+// damaged tells the errors of a file bbolt read and rejected (bad magic,
+// version or checksum, cut short) from the system's refusals.
+func damaged(err error) bool {
+	for _, e := range []error{bolterrors.ErrInvalid, bolterrors.ErrVersionMismatch, bolterrors.ErrChecksum, bolterrors.ErrInvalidMapping} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	// bbolt reports a file shorter than its two meta pages without a
+	// sentinel.
+	return strings.Contains(err.Error(), "file size too small")
 }
 
 func (s *Store) init() error {

@@ -323,3 +323,69 @@ func FuzzDecodeEntry(f *testing.F) {
 		}
 	})
 }
+
+// Only a file bbolt read and rejected is moved aside; a path the system
+// refuses is an error that leaves the file where it is.
+func TestOpenTellsDamagedFromUnusable(t *testing.T) {
+	valid := func(t *testing.T, path string) {
+		s := open(t, path, Options{})
+		record(t, s, state("a", "1"))
+		s.Close()
+	}
+	cases := []struct {
+		name      string
+		prepare   func(t *testing.T, path string)
+		wantMoved bool
+	}{
+		{"garbage", func(t *testing.T, path string) {
+			os.WriteFile(path, []byte(strings.Repeat("garbage!", 4096)), 0o600)
+		}, true},
+		{"cut short", func(t *testing.T, path string) {
+			valid(t, path)
+			os.Truncate(path, 100)
+		}, true},
+		{"both meta pages damaged", func(t *testing.T, path string) {
+			valid(t, path)
+			b, _ := os.ReadFile(path)
+			ps := os.Getpagesize()
+			for _, off := range []int{0, ps} {
+				for i := off + 16; i < off+64; i++ {
+					b[i] ^= 0xa5
+				}
+			}
+			os.WriteFile(path, b, 0o600)
+		}, true},
+		{"a folder in its place", func(t *testing.T, path string) {
+			os.Mkdir(path, 0o755)
+			os.WriteFile(filepath.Join(path, "keep"), []byte("x"), 0o600)
+		}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "cabinet.db")
+			c.prepare(t, path)
+			s, err := Open(path, Options{})
+			if !c.wantMoved {
+				if err == nil {
+					s.Close()
+					t.Fatal("Open succeeded")
+				}
+				if errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "check free space and permissions") {
+					t.Fatalf("Open error = %v, want a plain error with advice", err)
+				}
+				if _, serr := os.Stat(filepath.Join(path, "keep")); serr != nil {
+					t.Fatalf("the path was moved or changed: %v", serr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Open: %v", err)
+			}
+			defer s.Close()
+			if s.Quarantined == "" {
+				t.Fatal("damaged store not moved aside")
+			}
+			record(t, s, state("b", "2"))
+		})
+	}
+}
