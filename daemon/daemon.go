@@ -146,10 +146,10 @@ func Run(ctx context.Context, opts Options) error {
 	d.eng = newEngine(store, journal.Spool{Dir: journal.SpoolDir(cfg)}, j, d.log, opts.Now)
 	defer d.eng.stop()
 	// Record discovery with the current settings (clearing configs we no
-	// longer produce) and ingest what the spool holds.
-	if _, err := d.eng.apply(); err != nil {
-		return err
-	}
+	// longer produce) and ingest what the spool holds. A store that refuses
+	// writes (a full disk) is no reason not to start: the engine retries,
+	// and the hooks' events wait in the intake log meanwhile.
+	d.eng.apply()
 
 	d.esClient, err = es.New(es.Config{URL: cfg.ESURL})
 	if err != nil {
@@ -165,10 +165,10 @@ func Run(ctx context.Context, opts Options) error {
 	} else {
 		defer lg.Close()
 		d.intake = newHookIntake(lg, d.eng, d.log, d.afterHookEvent)
-		// Events acked before a crash, not yet in the store: first.
-		if err := d.intake.recover(); err != nil {
-			return err
-		}
+		// Events acked before a crash, not yet in the store: first (when
+		// the store refuses them now, the intake's loop retries them, still
+		// ahead of anything newer).
+		d.intake.recover()
 	}
 	sock := &socketServer{path: journal.SocketPath(cfg), log: d.log, event: d.hookEvent, mcp: d.serveSocketMCP, status: func() any { return d.Status() }}
 	ln, err := sock.listen()
@@ -211,7 +211,7 @@ func Run(ctx context.Context, opts Options) error {
 // the MQTT link, which publishes offline itself before it disconnects.
 func (d *Daemon) shutdown() error {
 	if d.intake != nil {
-		if err := d.intake.recover(); err != nil {
+		if err := d.intake.apply(); err != nil {
 			d.log.Error().Err(err).Msg("intake not applied; it is applied at the next start")
 		}
 	}

@@ -38,10 +38,7 @@ func (h *hookIntake) accept(key string, ev tracker.Event) error {
 	rec, err := journal.IntakeRecord(key, ev)
 	if err == nil {
 		if err = h.lg.Append(rec); err == nil {
-			select {
-			case h.wake <- struct{}{}:
-			default:
-			}
+			h.kick()
 			return nil
 		}
 	}
@@ -56,6 +53,14 @@ func (h *hookIntake) accept(key string, ev tracker.Event) error {
 	}
 	h.after(ev)
 	return nil
+}
+
+// kick asks the loop to apply what the log holds.
+func (h *hookIntake) kick() {
+	select {
+	case h.wake <- struct{}{}:
+	default:
+	}
 }
 
 // run applies what the log holds whenever an event arrives, retrying while
@@ -85,6 +90,8 @@ func (h *hookIntake) recover() error {
 		return nil
 	}
 	if err := h.apply(); err != nil {
+		h.log.Error().Err(err).Int("events", n).Msg("events left in the intake log not applied yet; retrying")
+		h.kick()
 		return err
 	}
 	h.log.Info().Int("events", n).Msg("applied the events left in the intake log")

@@ -95,6 +95,18 @@ func TestDiskFull(t *testing.T) {
 	if !slices.Equal(ended, played[before:]) {
 		t.Errorf("session_end events after the hooks ran alone:\n%swant:\n%s", lines(ended), lines(played[before:]))
 	}
+
+	// A daemon (re)started on a full disk starts, and serves.
+	r.d.term()
+	filler = fillDisk(t, r.state)
+	r.startOnline()
+	play("restarted", 1)
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	r.waitStatus("the session played on a full disk logged", func(s daemon.Status) bool {
+		return s.Sessions == len(played) && s.OutboxDepth == 0
+	})
 	if strings.Contains(r.logs.String(), "damaged") {
 		t.Errorf("a full disk was taken for a damaged store:\n%s", r.logs.String())
 	}
