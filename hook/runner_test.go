@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/rs/zerolog"
@@ -16,6 +15,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
 	"github.com/batocera-cabinet/cabinet/hook/tracker/journal"
 	"github.com/batocera-cabinet/cabinet/hook/tracker/journal/intake"
+	"github.com/batocera-cabinet/cabinet/simulator/peertest"
 )
 
 // recorder is a broker that acknowledges everything, in order.
@@ -96,10 +96,7 @@ func hasPayload(msgs []haentities.Message, topic, payload string) bool {
 // keeps the event for the next owner of the store.
 func TestStandaloneHookKeepsEventOnFullDisk(t *testing.T) {
 	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=1m"); err != nil {
-		t.Skipf("cannot mount a small filesystem here (%v): needs root with CAP_SYS_ADMIN", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+	peertest.SmallFS(t, dir, 1<<20)
 	intakePath := filepath.Join(dir, "intake.log")
 	lg, err := intake.Open(intakePath)
 	if err != nil {
@@ -121,13 +118,7 @@ func TestStandaloneHookKeepsEventOnFullDisk(t *testing.T) {
 	}
 	s.Close()
 	os.MkdirAll(r.Spool.Dir, 0o755)
-	fill, _ := os.Create(filepath.Join(dir, "filler"))
-	for {
-		if _, err := fill.Write(make([]byte, 4096)); err != nil {
-			break
-		}
-	}
-	fill.Close()
+	filler := peertest.FillDisk(t, dir)
 
 	r.Handle(context.Background(), stamped(tracker.KindWake))
 	b, err := os.ReadFile(intakePath)
@@ -141,7 +132,7 @@ func TestStandaloneHookKeepsEventOnFullDisk(t *testing.T) {
 	}
 
 	// Space comes back: the next hook applies it, then its own.
-	os.Remove(filepath.Join(dir, "filler"))
+	os.Remove(filler)
 	pub := &recorder{}
 	r.Publisher = pub
 	r.Handle(context.Background(), stamped(tracker.KindScreensaverStart))

@@ -1,17 +1,15 @@
 package e2e
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon"
+	"github.com/batocera-cabinet/cabinet/simulator/peertest"
 )
 
 // TestDiskFull: /userdata fills up (ROMs, screenshots and saves share it
@@ -22,7 +20,7 @@ import (
 func TestDiskFull(t *testing.T) {
 	b := startBroker(t, embedded)
 	r := newRig(t, b)
-	mountSmallFS(t, r.state, 4<<20)
+	peertest.SmallFS(t, r.state, 4<<20)
 	r.startOnline()
 
 	var played []string
@@ -38,7 +36,7 @@ func TestDiskFull(t *testing.T) {
 	play("before", 1)
 	r.waitStatus("the first session logged", func(s daemon.Status) bool { return s.Sessions == 1 })
 
-	filler := fillDisk(t, r.state)
+	filler := peertest.FillDisk(t, r.state)
 	play("full", 4)
 	// The store cannot take them: the daemon says so, and keeps them.
 	waitUntil(t, 20*time.Second, "the daemon reporting the full disk", r.logs.wake, func() (bool, string) {
@@ -73,7 +71,7 @@ func TestDiskFull(t *testing.T) {
 	if code := r.d.term(); code != 0 {
 		t.Fatalf("daemon exit code %d after SIGTERM", code)
 	}
-	filler = fillDisk(t, r.state)
+	filler = peertest.FillDisk(t, r.state)
 	from = r.obs.mark()
 	before := len(played)
 	play("alone", 2)
@@ -98,7 +96,7 @@ func TestDiskFull(t *testing.T) {
 
 	// A daemon (re)started on a full disk starts, and serves.
 	r.d.term()
-	filler = fillDisk(t, r.state)
+	filler = peertest.FillDisk(t, r.state)
 	r.startOnline()
 	play("restarted", 1)
 	if err := os.Remove(filler); err != nil {
@@ -109,46 +107,5 @@ func TestDiskFull(t *testing.T) {
 	})
 	if strings.Contains(r.logs.String(), "damaged") {
 		t.Errorf("a full disk was taken for a damaged store:\n%s", r.logs.String())
-	}
-}
-
-// mountSmallFS mounts a tmpfs of size bytes on dir for the test's life (a
-// filesystem that can be filled without filling the machine's). It skips
-// the test where mounting is not allowed.
-func mountSmallFS(t *testing.T, dir string, size int) {
-	t.Helper()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d,mode=0755", size)); err != nil {
-		t.Skipf("cannot mount a small filesystem here (%v): needs root with CAP_SYS_ADMIN", err)
-	}
-	// Registered before the daemon starts, so it runs after the daemon has
-	// stopped, and before the tree is removed.
-	t.Cleanup(func() {
-		if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
-			t.Errorf("unmount %s: %v", dir, err)
-		}
-	})
-}
-
-// fillDisk writes a file in dir until the filesystem is full and returns
-// its path.
-func fillDisk(t *testing.T, dir string) string {
-	t.Helper()
-	path := filepath.Join(dir, "filler")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	chunk := make([]byte, 4096)
-	for {
-		if _, err := f.Write(chunk); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatalf("fill the disk: %v", err)
-			}
-			return path
-		}
 	}
 }
