@@ -136,18 +136,24 @@ func TestHTTPMCPCheck(t *testing.T) {
 }
 
 // mcpURL is http://host:port of MCP over HTTP, from the daemon's log line.
+// It waits for the line: the rig's log gets each line a moment after the
+// daemon's own buffer, which the caller may have waited on.
 func (r *rig) mcpURL() string {
 	r.t.Helper()
-	for _, l := range strings.Split(r.logs.String(), "\n") {
-		var line struct {
-			Message, URL string
+	var url string
+	waitUntil(r.t, 10*time.Second, `"MCP over HTTP listening" in the log`, r.logs.wake, func() (bool, string) {
+		for _, l := range strings.Split(r.logs.String(), "\n") {
+			var line struct {
+				Message, URL string
+			}
+			if json.Unmarshal([]byte(l), &line) == nil && line.Message == "MCP over HTTP listening" {
+				url = strings.TrimSuffix(line.URL, "/mcp")
+				return true, ""
+			}
 		}
-		if json.Unmarshal([]byte(l), &line) == nil && line.Message == "MCP over HTTP listening" {
-			return strings.TrimSuffix(line.URL, "/mcp")
-		}
-	}
-	r.t.Fatalf("no \"MCP over HTTP listening\" line in the log")
-	return ""
+		return false, "no such line yet"
+	})
+	return url
 }
 
 // token is `cabinet token show`.
