@@ -13,6 +13,8 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
+	"github.com/batocera-cabinet/cabinet/hook/tracker/journal"
+	"github.com/batocera-cabinet/cabinet/hook/tracker/journal/intake"
 	"github.com/batocera-cabinet/cabinet/packaging"
 )
 
@@ -144,7 +146,32 @@ func checkState(cfg *config.Config) Result {
 			return Result{Status: Warn, Detail: fmt.Sprintf("%s has only %d MiB free", dir, free>>20), Hint: "free some space on /userdata: the store and log need a few MiB", Facts: facts}
 		}
 	}
+	facts = append(facts, waiting(cfg)...)
 	return Result{Status: OK, Detail: dir, Facts: facts}
+}
+
+// waiting names the events not yet in the store: spooled by hooks that
+// found it busy, or left in the daemon's intake log. A few for a moment is
+// normal; many that stay mean no process has owned the store since.
+func waiting(cfg *config.Config) []string {
+	var out []string
+	if ents, err := os.ReadDir(journal.SpoolDir(cfg)); err == nil {
+		n := 0
+		for _, e := range ents {
+			if strings.HasSuffix(e.Name(), ".event") {
+				n++
+			}
+		}
+		if n > 0 {
+			out = append(out, fmt.Sprintf("%d event(s) waiting in the spool (the next hook or `cabinet serve` applies them)", n))
+		}
+	}
+	if b, err := os.ReadFile(journal.IntakePath(cfg)); err == nil {
+		if _, recs, _ := intake.Parse(b); len(recs) > 0 {
+			out = append(out, fmt.Sprintf("%d event(s) waiting in the intake log (the next hook or `cabinet serve` applies them)", len(recs)))
+		}
+	}
+	return out
 }
 
 func esFailure(cfg *config.Config, err error) Result {

@@ -12,6 +12,9 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
 	"github.com/batocera-cabinet/cabinet/haentities/mqttlink"
+	"github.com/batocera-cabinet/cabinet/hook/tracker"
+	"github.com/batocera-cabinet/cabinet/hook/tracker/journal"
+	"github.com/batocera-cabinet/cabinet/hook/tracker/journal/intake"
 	"github.com/batocera-cabinet/cabinet/packaging"
 	"github.com/batocera-cabinet/cabinet/simulator"
 	"github.com/batocera-cabinet/cabinet/simulator/mqttbroker"
@@ -145,5 +148,35 @@ func TestDoctorWrongCredentialsAndStaleHooks(t *testing.T) {
 	}
 	if r := got[CheckHooks]; r.Status != Fail || !strings.Contains(r.Detail, "different") {
 		t.Errorf("hooks = %+v", r)
+	}
+}
+
+// Events not yet in the store are shown with the state dir.
+func TestDoctorShowsWaitingEvents(t *testing.T) {
+	root := t.TempDir()
+	l := config.Load(config.Inputs{Environ: []string{"CABINET_CONFIG=/nonexistent", "CABINET_PATHS_ROOT=" + root}})
+	cfg := &l.Config
+	os.MkdirAll(cfg.StatePath(), 0o755)
+	if r := checkState(cfg); r.Status != OK || strings.Contains(strings.Join(r.Facts, " "), "waiting") {
+		t.Fatalf("empty state dir: %+v, want OK with nothing waiting", r)
+	}
+	ev := tracker.Event{Kind: tracker.KindWake, At: time.Now(), Source: tracker.SourceES}
+	if err := (journal.Spool{Dir: journal.SpoolDir(cfg)}).Write(ev); err != nil {
+		t.Fatal(err)
+	}
+	lg, err := intake.Open(journal.IntakePath(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"k1", "k2"} {
+		rec, _ := journal.IntakeRecord(key, ev)
+		lg.Append(rec)
+	}
+	lg.Close()
+	facts := strings.Join(checkState(cfg).Facts, "\n")
+	for _, want := range []string{"1 event(s) waiting in the spool", "2 event(s) waiting in the intake log"} {
+		if !strings.Contains(facts, want) {
+			t.Errorf("facts:\n%s\nwant %q", facts, want)
+		}
 	}
 }
