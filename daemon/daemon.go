@@ -261,10 +261,12 @@ func (d *Daemon) runIntake(ctx context.Context) error {
 	return d.intake.run(ctx)
 }
 
-// afterHookEvent runs once a hook's event is in the store: ES is asked
-// right away what runs, and the game lists' counts are stale.
+// afterHookEvent runs once an event is in the store: after a hook's, ES is
+// asked right away what runs (the watcher's own events need no second
+// look), and after a game's end the game lists' counts are stale.
 func (d *Daemon) afterHookEvent(ev tracker.Event) {
-	if ev.Kind == tracker.KindGameStart || ev.Kind == tracker.KindGameEnd || ev.Kind == tracker.KindStart {
+	hooked := ev.Source != tracker.SourceWatcher
+	if hooked && (ev.Kind == tracker.KindGameStart || ev.Kind == tracker.KindGameEnd || ev.Kind == tracker.KindStart) {
 		d.watch.nudge()
 	}
 	if ev.Kind == tracker.KindGameEnd {
@@ -272,14 +274,21 @@ func (d *Daemon) afterHookEvent(ev tracker.Event) {
 	}
 }
 
-// emitWatcher applies an event the /runningGame watcher saw.
+// emitWatcher records an event the /runningGame watcher saw. It goes
+// through the intake log like a hook's: persisted at once, kept through a
+// full disk, and applied in the order it was seen among the hooks' events.
 func (d *Daemon) emitWatcher(ev tracker.Event) {
-	if _, err := d.eng.apply(journal.Keyed(journal.NewKey(ev), ev)); err != nil {
+	key := journal.NewKey(ev)
+	if d.intake != nil {
+		if err := d.intake.accept(key, ev); err != nil {
+			d.log.Error().Err(err).Msg("record watcher event")
+		}
+		return
+	}
+	if _, err := d.eng.apply(journal.Keyed(key, ev)); err != nil {
 		d.log.Error().Err(err).Msg("record watcher event")
 	}
-	if ev.Kind == tracker.KindGameEnd {
-		d.invalidateGames()
-	}
+	d.afterHookEvent(ev)
 }
 
 // cacheName keeps ES's name of a game, for the hooks that only see argv.
