@@ -67,7 +67,12 @@ func (r *Runner) HandleKeyed(ctx context.Context, key string, ev tracker.Event) 
 		r.Log.Error().Str("moved_to", store.Quarantined).Msg("the store was damaged; it was moved aside and tracking goes on with a new one")
 	}
 	own := journal.Keyed(key, ev)
-	if err := r.apply(ctx, store, publish, &own); err != nil {
+	// Events a dead daemon acked but never stored go first, once: only
+	// the owner of the store touches its intake log, so nothing is added
+	// to it while this hook holds the store.
+	in := r.openIntake()
+	defer in.close()
+	if err := r.apply(ctx, store, publish, &own, in); err != nil {
 		return
 	}
 	// Hooks that found the store busy while we held it spooled their
@@ -76,7 +81,7 @@ func (r *Runner) HandleKeyed(ctx context.Context, key string, ev tracker.Event) 
 		if n, _ := r.Spool.Read(); len(n) == 0 {
 			break
 		}
-		if err := r.apply(ctx, store, publish, nil); err != nil {
+		if err := r.apply(ctx, store, publish, nil, nil); err != nil {
 			return
 		}
 	}
@@ -91,7 +96,9 @@ func (r *Runner) Flush(ctx context.Context) {
 		return
 	}
 	defer store.Close()
-	r.apply(ctx, store, true, nil)
+	in := r.openIntake()
+	defer in.close()
+	r.apply(ctx, store, true, nil, in)
 }
 
 func (r *Runner) open(ev tracker.Event) (*outbox.Store, error) {
@@ -107,15 +114,13 @@ func (r *Runner) open(ev tracker.Event) (*outbox.Store, error) {
 
 // apply ingests the spool and own (nil: a flush) in one transaction, then
 // publishes what is pending.
-func (r *Runner) apply(ctx context.Context, store *outbox.Store, publish bool, own *journal.Spooled) error {
+func (r *Runner) apply(ctx context.Context, store *outbox.Store, publish bool, own *journal.Spooled, in *acked) error {
 	spooled, err := r.Spool.Read()
 	if err != nil {
 		r.Log.Warn().Err(err).Msg("spool unreadable; its events wait for the next run")
 	}
-	lg, acked := r.openIntake()
-	if lg != nil {
-		defer lg.Close()
-		spooled = append(acked, spooled...)
+	if in != nil {
+		spooled = append(in.items, spooled...)
 	}
 	j := journal.Journal{Store: store, Settings: r.Settings, Tracker: r.Tracker, Publishing: r.Publisher != nil}
 	if own != nil {
@@ -139,8 +144,8 @@ func (r *Runner) apply(ctx context.Context, store *outbox.Store, publish bool, o
 		return err
 	}
 	r.Spool.Remove(res.Ingested)
-	if lg != nil {
-		if err := lg.Done(len(lg.Pending())); err != nil {
+	if in != nil {
+		if err := in.lg.Done(len(in.lg.Pending())); err != nil {
 			r.Log.Warn().Err(err).Msg("intake log not cleared; its events are applied again (once) next time")
 		}
 	}
@@ -162,30 +167,43 @@ func (r *Runner) apply(ctx context.Context, store *outbox.Store, publish bool, o
 	return nil
 }
 
-// openIntake opens the daemon's intake log when it holds events (a daemon
-// that died between its ack and its commit): nil when there is nothing.
-func (r *Runner) openIntake() (*intake.Log, []journal.Spooled) {
+// acked is what the daemon's intake log holds: events a daemon acked and
+// died before storing.
+type acked struct {
+	lg    *intake.Log
+	items []journal.Spooled
+}
+
+// openIntake opens the daemon's intake log when it holds events; nil when
+// there is nothing (the usual case: the daemon empties it as it goes).
+func (r *Runner) openIntake() *acked {
 	if r.Intake == "" {
-		return nil, nil
+		return nil
 	}
 	lg, err := intake.OpenExisting(r.Intake)
 	if err != nil {
 		r.Log.Warn().Err(err).Msg("intake log unreadable; the daemon applies it when it starts")
-		return nil, nil
+		return nil
 	}
 	if lg == nil {
-		return nil, nil
+		return nil
 	}
 	recs := lg.Pending()
 	if len(recs) == 0 {
 		lg.Close()
-		return nil, nil
+		return nil
 	}
 	items, bad := journal.FromIntake(recs)
 	for _, err := range bad {
 		r.Log.Warn().Err(err).Msg("intake record skipped")
 	}
-	return lg, items
+	return &acked{lg: lg, items: items}
+}
+
+func (a *acked) close() {
+	if a != nil {
+		a.lg.Close()
+	}
 }
 
 // deliver publishes everything pending within ctx's budget and marks what
