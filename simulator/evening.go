@@ -45,7 +45,9 @@ func Evening(scale float64) []Step {
 		}, Wait: d(4)},
 		{Say: "someone picks up a controller (wake)", Do: func(_ context.Context, c *Cabinet) error { c.ES.Wake(); return nil }, Wait: d(2)},
 		{Say: "launching Street Fighter II on mame", Do: launch("mame", "Street Fighter"), Wait: d(8)},
-		{Say: "quitting it", Do: endGame, Wait: d(5)},
+		// The last session is logged about 3 s after its end, whatever
+		// the speed: the evening lasts until then.
+		{Say: "quitting it", Do: endGame, Wait: max(d(5), 4*time.Second)},
 	}
 }
 
@@ -75,12 +77,34 @@ func launch(system, part string) func(context.Context, *Cabinet) error {
 		if !ok {
 			return fmt.Errorf("no %s game named like %q", system, part)
 		}
-		return c.ES.Launch(g.System, g.ID)
+		if err := c.ES.Launch(g.System, g.ID); err != nil {
+			return err
+		}
+		// The step's wait is the time played: it starts once the game runs,
+		// whatever the launch takes (a fast evening would otherwise quit
+		// a game that has not started yet).
+		return waitUntil(ctx, "the game to start", func() bool { _, ok := c.ES.Running(); return ok })
 	}
 }
 
-func endGame(_ context.Context, c *Cabinet) error {
+func endGame(ctx context.Context, c *Cabinet) error {
 	c.ES.EndGame(0)
+	return waitUntil(ctx, "the game to end", func() bool { _, ok := c.ES.Running(); return !ok && !c.ES.Launching() })
+}
+
+// waitUntil polls cond for at most 10 s.
+func waitUntil(ctx context.Context, what string, cond func() bool) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("waited 10 s for %s", what)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 	return nil
 }
 

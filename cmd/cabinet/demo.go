@@ -29,13 +29,13 @@ the daemon on loopback, prints how to reach them, and plays a short scripted eve
 the Home Assistant states it publishes are shown as they change. Then it keeps running
 for you to try the MCP tools, until Ctrl-C (--once: exit after the evening).`, &sets)
 	once := fs.Bool("once", false, "exit after the scripted evening")
-	scale := fs.Float64("speed", 1, "speed of the evening (2 = twice as fast)")
+	scale := fs.Float64("speed", 1, "speed of the evening (2 = twice as fast; at most 5)")
 	keep := fs.String("dir", "", "keep the simulator's files in DIR (default: a temporary folder)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *scale <= 0 {
-		return fmt.Errorf("%w: --speed must be positive", errUsage)
+	if *scale <= 0 || *scale > maxDemoSpeed {
+		return fmt.Errorf("%w: --speed must be above 0 and at most %d", errUsage, maxDemoSpeed)
 	}
 	out := c.env.Stdout
 	dir := *keep
@@ -65,7 +65,7 @@ for you to try the MCP tools, until Ctrl-C (--once: exit after the evening).`, &
 	}
 	defer cab.Close()
 	conf, err := cab.WriteConfig(dir, "cabinet.name=Demo Cabinet", "cabinet.mqtt.broker="+broker.URL(),
-		"cabinet.tracker.min_session_seconds=5", "cabinet.log.level=debug")
+		fmt.Sprintf("cabinet.tracker.min_session_seconds=%d", demoMinSession(*scale)), "cabinet.log.level=debug")
 	if err != nil {
 		return err
 	}
@@ -139,6 +139,18 @@ for you to try the MCP tools, until Ctrl-C (--once: exit after the evening).`, &
 	}
 	stop()
 	return <-done
+}
+
+// maxDemoSpeed keeps the evening's logged sessions comfortably above a
+// second (the 8 s games last 1.6 s at speed 5), the shortest minimum
+// cabinet.tracker.min_session_seconds can say: it counts whole seconds.
+const maxDemoSpeed = 5
+
+// demoMinSession is the shortest logged session for an evening played at
+// speed: 5 s at speed 1, between the 2 s game that must not be logged and
+// the 8 s ones that must, scaled with them.
+func demoMinSession(speed float64) int {
+	return max(1, int(5/speed))
 }
 
 // showStates prints each state change Home Assistant would see, as it
