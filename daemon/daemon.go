@@ -215,8 +215,7 @@ func (d *Daemon) shutdown() error {
 			d.log.Error().Err(err).Msg("intake not applied; it is applied at the next start")
 		}
 	}
-	st := d.opts.Now()
-	ev := tracker.Event{Kind: tracker.KindStopped, At: st.At, Boot: st.Boot, BootID: st.BootID, Source: tracker.SourceES}
+	ev := d.opts.Now().Event(tracker.KindStopped, tracker.SourceES)
 	if _, err := d.eng.apply(journal.Keyed(journal.NewKey(ev), ev)); err != nil {
 		d.log.Error().Err(err).Msg("record stop")
 	}

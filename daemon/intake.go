@@ -35,12 +35,10 @@ func newHookIntake(lg *intake.Log, eng *engine, log zerolog.Logger, after func(t
 // an I/O error) the event is applied to the store directly, after what the
 // log holds, so the order stays.
 func (h *hookIntake) accept(key string, ev tracker.Event) error {
-	rec, err := journal.IntakeRecord(key, ev)
+	err := journal.AppendIntake(h.lg, key, ev)
 	if err == nil {
-		if err = h.lg.Append(rec); err == nil {
-			h.kick()
-			return nil
-		}
+		h.kick()
+		return nil
 	}
 	if !errors.Is(err, intake.ErrFull) {
 		h.log.Warn().Err(err).Msg("intake log unusable; the event goes to the store directly")

@@ -25,8 +25,7 @@ func pendingOnDisk(t *testing.T, path string) int {
 }
 
 func stamped(kind tracker.Kind) tracker.Event {
-	st := journal.Now()
-	return tracker.Event{Kind: kind, At: st.At, Boot: st.Boot, BootID: st.BootID, Source: tracker.SourceES}
+	return journal.Now().Event(kind, tracker.SourceES)
 }
 
 // An event the daemon acked and then died before storing is applied by the

@@ -98,7 +98,7 @@ func (w *watcher) poll(ctx context.Context) {
 		return
 	}
 	st := w.now()
-	base := tracker.Event{At: st.At, Boot: st.Boot, BootID: st.BootID, Source: tracker.SourceWatcher}
+	base := st.Event("", tracker.SourceWatcher)
 	if prev != "" && !first {
 		end := base
 		end.Kind = tracker.KindGameEnd

@@ -57,7 +57,7 @@ func ParseArgs(args []string, st tracker.Stamp) (tracker.Event, error) {
 			return tracker.Event{}, fmt.Errorf("argument %d is %d bytes: at most %d expected", i+1, len(a), maxArgBytes)
 		}
 	}
-	ev := tracker.Event{At: st.At, Boot: st.Boot, BootID: st.BootID, Source: src}
+	ev := st.Event("", src)
 	arg := func(i int) string {
 		if i < len(args) {
 			return args[i]

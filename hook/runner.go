@@ -59,7 +59,7 @@ func (r *Runner) HandleKeyed(ctx context.Context, key string, ev tracker.Event) 
 	publish := ev.Source != tracker.SourceConfiggen
 	store, err := r.open(ev)
 	if err != nil {
-		r.spool(key, ev, err)
+		r.keep(key, ev, err, false)
 		return
 	}
 	defer store.Close()
@@ -137,7 +137,7 @@ func (r *Runner) apply(ctx context.Context, store *outbox.Store, publish bool, o
 	}
 	if err != nil {
 		if own != nil {
-			r.keep(strings.TrimSuffix(own.Name, ".event"), own.Event, err)
+			r.keep(strings.TrimSuffix(own.Name, ".event"), own.Event, err, true)
 		} else {
 			r.Log.Error().Err(err).Msg("store write failed")
 		}
@@ -242,22 +242,23 @@ func (r *Runner) deliver(ctx context.Context, store *outbox.Store) {
 	}
 }
 
-// keep saves an event the store refused while this hook owned it (a full
-// disk, a failing card): in the spool, or else in the daemon's intake log,
-// whose blocks were allocated when it was created. Only the owner of the
-// store may write that log, and this hook is it until it returns.
-func (r *Runner) keep(key string, ev tracker.Event, cause error) {
+// keep saves an event the store could not take: in the spool, or else —
+// when this hook owns the store (it refused the commit: a full disk, a
+// failing card) — in the daemon's intake log, whose blocks were allocated
+// when it was created. Only the owner of the store may write that log.
+func (r *Runner) keep(key string, ev tracker.Event, cause error, owner bool) {
 	err := r.Spool.WriteKeyed(key, ev)
 	if err == nil {
-		r.Log.Warn().AnErr("cause", cause).Str("event", string(ev.Kind)).Msg("event spooled")
+		lvl := r.Log.Debug()
+		if !journal.IsBusy(cause) {
+			lvl = r.Log.Warn()
+		}
+		lvl.AnErr("cause", cause).Str("event", string(ev.Kind)).Msg("event spooled")
 		return
 	}
-	if r.Intake != "" {
+	if owner && r.Intake != "" {
 		if lg, ierr := intake.OpenExisting(r.Intake); ierr == nil && lg != nil {
-			rec, ierr := journal.IntakeRecord(key, ev)
-			if ierr == nil {
-				ierr = lg.Append(rec)
-			}
+			ierr = journal.AppendIntake(lg, key, ev)
 			lg.Close()
 			if ierr == nil {
 				r.Log.Warn().AnErr("cause", cause).AnErr("spool", err).Str("event", string(ev.Kind)).Msg("event kept in the intake log")
@@ -266,19 +267,6 @@ func (r *Runner) keep(key string, ev tracker.Event, cause error) {
 		}
 	}
 	r.Log.Error().Err(err).AnErr("cause", cause).Str("event", string(ev.Kind)).Msg("event lost: neither the store nor the spool could take it")
-}
-
-// spool keeps an event the store could not take.
-func (r *Runner) spool(key string, ev tracker.Event, cause error) {
-	if err := r.Spool.WriteKeyed(key, ev); err != nil {
-		r.Log.Error().Err(err).AnErr("cause", cause).Str("event", string(ev.Kind)).Msg("event lost: neither the store nor the spool could take it")
-		return
-	}
-	lvl := r.Log.Debug()
-	if !journal.IsBusy(cause) {
-		lvl = r.Log.Warn()
-	}
-	lvl.AnErr("cause", cause).Str("event", string(ev.Kind)).Msg("event spooled")
 }
 
 func (r *Runner) now() tracker.Stamp {

@@ -32,8 +32,7 @@ func (p *recorder) Publish(_ context.Context, msgs []haentities.Message) (int, e
 }
 
 func stamped(kind tracker.Kind) tracker.Event {
-	st := journal.Now()
-	return tracker.Event{Kind: kind, At: st.At, Boot: st.Boot, BootID: st.BootID, Source: tracker.SourceES}
+	return journal.Now().Event(kind, tracker.SourceES)
 }
 
 // A daemon that died between its ack and its commit left an event in the

@@ -25,14 +25,7 @@ func TestDiskFull(t *testing.T) {
 
 	var played []string
 	from := r.obs.mark()
-	play := func(label string, n int) {
-		for i := 0; i < n; i++ {
-			rom := fmt.Sprintf("/userdata/roms/nes/%s_%d.nes", label, i)
-			r.hook("game-start", rom, fmt.Sprintf("%s_%d", label, i), fmt.Sprintf("%s %d", label, i))
-			r.hook("game-end")
-			played = append(played, rom)
-		}
-	}
+	play := func(label string, n int) { played = append(played, r.playSessions(label, n)...) }
 	play("before", 1)
 	r.waitStatus("the first session logged", func(s daemon.Status) bool { return s.Sessions == 1 })
 

@@ -24,14 +24,7 @@ func TestHooksWhileDaemonDown(t *testing.T) {
 		b.Stop(t)
 
 		var played []string
-		play := func(label string, n int) {
-			for i := 0; i < n; i++ {
-				rom := fmt.Sprintf("/userdata/roms/nes/%s_%d.nes", label, i)
-				r.hook("game-start", rom, fmt.Sprintf("%s_%d", label, i), fmt.Sprintf("%s %d", label, i))
-				r.hook("game-end")
-				played = append(played, rom)
-			}
-		}
+		play := func(label string, n int) { played = append(played, r.playSessions(label, n)...) }
 		play("stored", 3) // standalone: the store takes them, the broker refuses
 
 		// Another process owns the store: the hooks spool.

@@ -160,6 +160,20 @@ func (r *rig) hook(args ...string) time.Duration {
 	return took
 }
 
+// playSessions plays n sessions of label's games through hooks run
+// directly (game-start, then game-end) and returns their ROMs in order.
+func (r *rig) playSessions(label string, n int) []string {
+	r.t.Helper()
+	var roms []string
+	for i := 0; i < n; i++ {
+		rom := fmt.Sprintf("/userdata/roms/nes/%s_%d.nes", label, i)
+		r.hook("game-start", rom, fmt.Sprintf("%s_%d", label, i), fmt.Sprintf("%s %d", label, i))
+		r.hook("game-end")
+		roms = append(roms, rom)
+	}
+	return roms
+}
+
 // store opens the store (the daemon must be stopped) and returns the
 // logged sessions, oldest first, and the outbox figures.
 func (r *rig) store() ([]haentities.Session, outbox.Stats) {

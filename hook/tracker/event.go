@@ -143,6 +143,11 @@ type Stamp struct {
 // Stamp returns the event's moment.
 func (e Event) Stamp() Stamp { return Stamp{At: e.At, Boot: e.Boot, BootID: e.BootID} }
 
+// Event is an event of kind from src at this moment.
+func (s Stamp) Event(kind Kind, src Source) Event {
+	return Event{Kind: kind, At: s.At, Boot: s.Boot, BootID: s.BootID, Source: src}
+}
+
 // Bounds of an event's strings, in bytes. Normalize cuts longer values.
 const (
 	maxPathBytes  = 4096

@@ -6,6 +6,7 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/cmd/cabinet/config"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
+	"github.com/batocera-cabinet/cabinet/hook/tracker/journal/intake"
 )
 
 // IntakePath is the daemon's intake log in the state dir (see package
@@ -19,6 +20,15 @@ func IntakeRecord(key string, ev tracker.Event) ([]byte, error) {
 		return nil, fmt.Errorf("encode intake record: %w", err)
 	}
 	return b, nil
+}
+
+// AppendIntake persists a keyed event in the intake log lg.
+func AppendIntake(lg *intake.Log, key string, ev tracker.Event) error {
+	rec, err := IntakeRecord(key, ev)
+	if err != nil {
+		return err
+	}
+	return lg.Append(rec)
 }
 
 // FromIntake decodes intake records into keyed events, in order. A record
