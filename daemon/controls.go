@@ -31,11 +31,12 @@ const maxLoggedRunes = 300
 // runs commands one at a time, in order, and drops retained ones.
 func (d *Daemon) onCommand(topic string, payload []byte) {
 	log := d.log.With().Str("topic", untrusted.Clean(topic, maxLoggedRunes)).Logger()
-	if !d.Config().HA.Controls {
+	settings := d.config().Rules.Settings
+	if !settings.Controls {
 		log.Warn().Msg("HA command ignored: cabinet.ha.controls is off")
 		return
 	}
-	entity, _ := d.eng.journal().Settings.CommandEntity(topic) // "" for another topic
+	entity, _ := settings.CommandEntity(topic) // "" for another topic
 	tool, args, err := controlCall(entity, payload)
 	if err != nil {
 		log.Warn().Str("reason", err.Error()).Int("bytes", len(payload)).Msg("HA command ignored")

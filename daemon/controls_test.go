@@ -21,7 +21,7 @@ import (
 // command topics reach the simulated cabinet through the MCP tools, with
 // their refusals, and everything else is ignored and logged.
 func TestHAControls(t *testing.T) {
-	r := newRig(t, []string{"cabinet.ha.controls=1"}, func(r *rig) {
+	r := newRig(t, func(c *Config) { c.Rules.Settings.Controls = true }, func(r *rig) {
 		// Left on the broker by a misconfigured automation: a cabinet must
 		// not replay it when it subscribes.
 		if err := r.broker.Publish(r.settings.CommandTopic(haentities.ShowMessage), []byte("RETAINED"), true); err != nil {
@@ -42,7 +42,7 @@ func TestHAControls(t *testing.T) {
 	r.logged("HA control refused", map[string]string{"tool": "batocera_pause_game", "reason": "no game is running"})
 	// A message goes to ES's notification.
 	r.press(haentities.ShowMessage, "Dinner is ready")
-	eventually(t, "ES notification", func() bool { return esNotified(r.cab.ES, "Dinner is ready") })
+	r.waitLog("ES notification", func() bool { return esNotified(r.cab.ES, "Dinner is ready") })
 
 	// A libretro game runs: pause pauses it in RetroArch.
 	game := r.cab.Library.Games("nes")[0]
@@ -73,7 +73,7 @@ func TestHAControls(t *testing.T) {
 
 	// Quit ends the game in ES.
 	r.press(haentities.QuitGame, haentities.PayloadPress)
-	eventually(t, "game quit", func() bool { _, running := r.cab.ES.Running(); return !running })
+	r.waitLog("game quit", func() bool { _, running := r.cab.ES.Running(); return !running })
 	r.logged("HA control", map[string]string{"tool": "batocera_quit_game", "outcome": "done"})
 
 	if esNotified(r.cab.ES, "RETAINED") || slices.Contains(r.cab.RetroArch.Snapshot().Messages, "RETAINED") {
@@ -88,10 +88,10 @@ func TestHAControls(t *testing.T) {
 
 	// Controls off: their configs are cleared (empty retained payloads
 	// remove them from the broker, and the entities from HA).
-	r.rewriteConfig("cabinet.ha.controls=1", "cabinet.ha.controls=0")
+	r.reconfigure(func(c *Config) { c.Rules.Settings.Controls = false })
 	for _, e := range haentities.Controls() {
 		topic := s.ConfigTopic(e.Component, e.Key)
-		eventually(t, "cleared "+topic, func() bool { _, ok := r.broker.Retained(topic); return !ok })
+		waitOn(t, "cleared "+topic, r.broker.Changed, func() bool { _, ok := r.broker.Retained(topic); return !ok })
 	}
 	if _, ok := r.broker.Retained(s.ConfigTopic(haentities.ComponentSensor, haentities.CPUTemperature)); !ok {
 		t.Error("turning the controls off cleared the diagnostics too")

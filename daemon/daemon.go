@@ -4,62 +4,68 @@
 // spool, watches ES's /runningGame, applies configuration changes live, and
 // serves MCP over the socket and over authenticated HTTP on the LAN. Every
 // part runs under one context and is restarted with backoff if it fails.
+// Its configuration is its own (Config), mapped by cmd/cabinet; its time
+// comes from an injected clock, so tests advance it instead of waiting.
 package daemon
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
 
-	"github.com/batocera-cabinet/cabinet/cmd/cabinet/config"
-	"github.com/batocera-cabinet/cabinet/cmd/cabinet/logfile"
+	"github.com/batocera-cabinet/cabinet/daemon/clock"
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/haentities/outbox"
+	"github.com/batocera-cabinet/cabinet/hook/bootclock"
+	"github.com/batocera-cabinet/cabinet/hook/intake"
+	"github.com/batocera-cabinet/cabinet/hook/journal"
+	"github.com/batocera-cabinet/cabinet/hook/socket"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
-	"github.com/batocera-cabinet/cabinet/hook/tracker/journal"
-	"github.com/batocera-cabinet/cabinet/hook/tracker/journal/intake"
 )
 
 // Options are the daemon's dependencies.
 type Options struct {
 	// Load reads the configuration as it is now (at start and after every
-	// change of the file).
-	Load    func() *config.Loaded
-	Version string
+	// change of ConfigFile). An error means no usable configuration could
+	// be built (the cabinet id cannot be read or written): fatal at start,
+	// and a reload that fails keeps the configuration in force.
+	Load       func() (Loaded, error)
+	ConfigFile string
+	Version    string
 	// LogOut receives the log lines (the rotated log file, or stderr);
 	// Redactor, when set, is given the secrets after every reload.
 	LogOut   io.Writer
-	Redactor *logfile.Redactor
-	// Now stamps events (default: the hook's clock, wall + CLOCK_BOOTTIME).
+	Redactor interface{ SetSecrets([]string) }
+	// Clock is the daemon's time: timers, tickers, retries (nil: real).
+	Clock clock.Clock
+	// Now stamps events (default: bootclock.Now, wall + CLOCK_BOOTTIME).
 	Now func() tracker.Stamp
 	// WatchInterval is the /runningGame poll period (default 3 s).
 	WatchInterval time.Duration
 	// DiagnosticsInterval is the diagnostics' publish period (default
 	// haentities.DiagnosticsInterval, which their expire_after assumes).
 	DiagnosticsInterval time.Duration
-	// Ready, when set, is called once everything listens.
+	// Ready, when set, is called once the socket and MCP over HTTP listen
+	// (or MCP over HTTP has been reported unavailable).
 	Ready func(*Daemon)
 }
 
 // Daemon is a running `cabinet serve`.
 type Daemon struct {
 	opts  Options
+	clock clock.Clock
 	log   zerolog.Logger
 	level *levelGate
 
 	mu      sync.Mutex
-	cfg     *config.Config
+	cfg     *Config
 	cfgErr  error // the last reload's error; nil when the file in force is valid
 	started time.Time
 	eng     *engine
@@ -72,7 +78,7 @@ type Daemon struct {
 	// still running then are cut short.
 	runCtx   context.Context
 	mcp      mcpSet
-	httpAddr string
+	http     httpState
 	watch    *watcher
 	esClient *es.Client
 	intake   *hookIntake // nil when the intake log cannot be used
@@ -92,13 +98,19 @@ type Status struct {
 	OutboxDropped uint64    `json:"outbox_dropped"`
 	OutboxExpired uint64    `json:"outbox_expired"`
 	Sessions      int       `json:"sessions"`
+	// MCPHTTP is where MCP over HTTP listens; MCPHTTPError why it does not.
+	MCPHTTP      string `json:"mcp_http,omitempty"`
+	MCPHTTPError string `json:"mcp_http_error,omitempty"`
 }
 
 // Run runs the daemon until ctx ends, then stops cleanly: the cabinet is
 // marked offline, pending messages get a last chance, the store is closed.
 func Run(ctx context.Context, opts Options) error {
+	if opts.Clock == nil {
+		opts.Clock = clock.Real{}
+	}
 	if opts.Now == nil {
-		opts.Now = stampNow
+		opts.Now = bootclock.Now
 	}
 	if opts.WatchInterval <= 0 {
 		opts.WatchInterval = 3 * time.Second
@@ -109,11 +121,14 @@ func Run(ctx context.Context, opts Options) error {
 	if opts.LogOut == nil {
 		opts.LogOut = io.Discard
 	}
-	l := opts.Load()
-	d := &Daemon{opts: opts, cfg: &l.Config, started: time.Now(), level: newLevelGate(opts.LogOut, l.Config.LogLevel)}
+	l, err := opts.Load()
+	if err != nil {
+		return err
+	}
+	d := &Daemon{opts: opts, clock: opts.Clock, cfg: &l.Config, started: opts.Clock.Now(), level: newLevelGate(opts.LogOut, l.Config.LogLevel)}
 	d.log = zerolog.New(d.level).Level(zerolog.TraceLevel).With().Timestamp().Int("pid", os.Getpid()).Str("cmd", "serve").Logger()
 	if opts.Redactor != nil {
-		opts.Redactor.SetSecrets(l.Config.Secrets())
+		opts.Redactor.SetSecrets(l.Config.Secrets)
 	}
 	if l.Err != nil {
 		d.cfgErr = l.Err
@@ -124,17 +139,13 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	cfg := d.cfg
 
-	unlock, err := singleInstance(cfg.RunDir())
+	unlock, err := singleInstance(cfg.Layout.PIDFile())
 	if err != nil {
 		return err
 	}
 	defer unlock()
 
-	settings, err := haSettings(cfg, opts.Version)
-	if err != nil {
-		return fmt.Errorf("home assistant settings: %w", err)
-	}
-	store, err := outbox.Open(journal.StorePath(cfg), outbox.Options{LockTimeout: 5 * time.Second})
+	store, err := outbox.Open(cfg.Layout.Store(), outbox.Options{LockTimeout: 5 * time.Second})
 	if err != nil {
 		return fmt.Errorf("open the store: %w", err)
 	}
@@ -142,40 +153,49 @@ func Run(ctx context.Context, opts Options) error {
 	if store.Quarantined != "" {
 		d.log.Error().Str("moved_to", store.Quarantined).Msg("the store was damaged; it was moved aside and a new one started")
 	}
-	j := journal.Journal{Settings: settings, Tracker: journal.TrackerConfig(cfg), Publishing: cfg.MQTTEnabled()}
-	d.eng = newEngine(store, journal.Spool{Dir: journal.SpoolDir(cfg)}, j, d.log, opts.Now)
+	owner := &journal.Owner{Store: store, Spool: journal.Spool{Dir: cfg.Layout.Spool()}, Log: d.log, Now: opts.Now}
+	lg, err := intake.Open(cfg.Layout.Intake())
+	if err != nil {
+		d.log.Warn().Err(err).Msg("intake log unavailable; hooks wait for the store's commit")
+	} else {
+		defer lg.Close()
+		owner.Intake = lg
+	}
+	d.eng = newEngine(owner, cfg.Rules, d.clock, d.log, d.afterEvent)
 	defer d.eng.stop()
-	// Record discovery with the current settings (clearing configs we no
-	// longer produce) and ingest what the spool holds. A store that refuses
-	// writes (a full disk) is no reason not to start: the engine retries,
-	// and the hooks' events wait in the intake log meanwhile.
-	d.eng.apply()
-
+	if lg != nil {
+		d.intake = newHookIntake(lg, d.eng, d.clock, d.log)
+	}
 	d.esClient, err = es.New(es.Config{URL: cfg.ESURL})
 	if err != nil {
 		return err
 	}
-	d.watch = newWatcher(d.esClient, opts.WatchInterval, opts.Now, d.emitWatcher, d.cacheName, d.log)
-
+	// The watcher before the first apply: events applied then nudge it.
+	d.watch = newWatcher(liveES{d}, opts.WatchInterval, d.clock, opts.Now, d.emitWatcher, d.cacheName, d.log)
+	d.recover(lg)
 	if err := d.buildMCP(cfg); err != nil {
 		return fmt.Errorf("MCP tools: %w", err)
 	}
-	if lg, err := intake.Open(journal.IntakePath(cfg)); err != nil {
-		d.log.Warn().Err(err).Msg("intake log unavailable; hooks wait for the store's commit")
-	} else {
-		defer lg.Close()
-		d.intake = newHookIntake(lg, d.eng, d.log, d.afterHookEvent)
-		// Events acked before a crash, not yet in the store: first (when
-		// the store refuses them now, the intake's loop retries them, still
-		// ahead of anything newer).
-		d.intake.recover()
-	}
-	sock := &socketServer{path: journal.SocketPath(cfg), log: d.log, event: d.hookEvent, mcp: d.serveSocketMCP, status: func() any { return d.Status() }}
-	ln, err := sock.listen()
+	sock := &socket.Server{Path: cfg.Layout.Socket(), Log: d.log, Event: d.hookEvent, MCP: d.serveSocketMCP, Status: func() any { return d.Status() }}
+	ln, err := sock.Listen()
 	if err != nil {
 		return err
 	}
-	defer os.Remove(sock.path)
+	defer os.Remove(sock.Path)
+	httpLn := d.listenHTTP(cfg.HTTP, cfg.Layout.Token())
+	spoolWatch, err := watchDir(cfg.Layout.Spool())
+	if err != nil {
+		d.log.Warn().Err(err).Msg("spool not watched; it is read every half minute")
+	}
+	watchers := []part{{"spool", watching(cfg.Layout.Spool(), spoolWatch, d.watchSpool)}}
+	if opts.ConfigFile != "" {
+		dir := filepath.Dir(opts.ConfigFile)
+		cfgWatch, err := watchDir(dir)
+		if err != nil {
+			d.log.Warn().Err(err).Msg("configuration file not watched; edits apply at the next start")
+		}
+		watchers = append(watchers, part{"config", watching(dir, cfgWatch, d.watchConfig)})
+	}
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -188,36 +208,51 @@ func Run(ctx context.Context, opts Options) error {
 		d.log.Error().Err(err).Msg("MQTT link not started")
 	}
 	parts := []part{
-		{"socket", func(ctx context.Context) error { return sock.serve(ctx, ln) }},
+		{"socket", func(ctx context.Context) error { return sock.Serve(ctx, ln) }},
 		{"drain", d.eng.drainLoop},
 		{"intake", d.runIntake},
 		{"watcher", d.watch.run},
-		{"spool", d.watchSpool},
-		{"config", d.watchConfig},
 		{"names", d.cacheNames},
-		{"mcp-http", d.serveHTTP},
+		{"mcp-http", func(ctx context.Context) error { return d.serveHTTP(ctx, httpLn) }},
 		{"diagnostics", d.publishDiagnostics},
 	}
-	d.log.Info().Str("version", opts.Version).Str("socket", sock.path).Bool("mqtt", cfg.MQTTEnabled()).Msg("cabinet serve started")
+	parts = append(parts, watchers...)
+	d.log.Info().Str("version", opts.Version).Str("socket", sock.Path).Bool("mqtt", cfg.mqttEnabled()).Msg("cabinet serve started")
 	if opts.Ready != nil {
 		opts.Ready(d)
 	}
-	supervise(runCtx, d.log, parts)
+	supervise(runCtx, d.clock, d.log, parts)
 	return d.shutdown()
+}
+
+// recover records discovery with the current settings (clearing configs
+// no longer produced) and applies what a previous owner of the store left:
+// events a crashed daemon acked, hooks' events on a full disk, the spool.
+// A store that refuses writes (a full disk) is no reason not to start: the
+// engine retries, and the hooks' events wait in the intake log meanwhile.
+func (d *Daemon) recover(lg *intake.Log) {
+	left := 0
+	if lg != nil {
+		left = len(lg.Pending())
+	}
+	if _, err := d.eng.apply(); err != nil {
+		if left > 0 {
+			d.log.Error().Err(err).Int("events", left).Msg("events left in the intake log not applied yet; retrying")
+		}
+		return
+	}
+	if left > 0 {
+		d.log.Info().Int("events", left).Msg("applied the events left in the intake log")
+	}
 }
 
 // shutdown marks the cabinet offline (tracker "stopped": availability
 // offline, activity off), gives pending messages a last chance and stops
 // the MQTT link, which publishes offline itself before it disconnects.
 func (d *Daemon) shutdown() error {
-	if d.intake != nil {
-		if err := d.intake.apply(); err != nil {
-			d.log.Error().Err(err).Msg("intake not applied; it is applied at the next start")
-		}
-	}
 	ev := d.opts.Now().Event(tracker.KindStopped, tracker.SourceES)
-	if _, err := d.eng.apply(journal.Keyed(journal.NewKey(ev), ev)); err != nil {
-		d.log.Error().Err(err).Msg("record stop")
+	if _, err := d.eng.apply(journal.NewKeyed(ev)); err != nil {
+		d.log.Error().Err(err).Msg("record stop; the intake and the spool are applied at the next start")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
@@ -232,23 +267,27 @@ func (d *Daemon) shutdown() error {
 	return nil
 }
 
-// hookEvent applies an event a hook handed over the socket.
-func (d *Daemon) hookEvent(key string, req journal.Request) error {
+// hookEvent persists an event a hook handed over the socket.
+func (d *Daemon) hookEvent(key string, ev tracker.Event) error {
 	if err := journal.CheckKey(key); err != nil {
 		return err
 	}
-	ev := req.Event.Normalize()
+	ev = ev.Normalize()
 	if err := ev.Validate(); err != nil {
 		return err
 	}
+	return d.record(journal.Keyed{Key: key, Event: ev})
+}
+
+// record persists an event: through the intake log (acked at once, kept
+// through a full disk, applied in arrival order), or without one straight
+// into the store.
+func (d *Daemon) record(k journal.Keyed) error {
 	if d.intake != nil {
-		return d.intake.accept(key, ev)
+		return d.intake.accept(k)
 	}
-	if _, err := d.eng.apply(journal.Keyed(key, ev)); err != nil {
-		return err
-	}
-	d.afterHookEvent(ev)
-	return nil
+	_, err := d.eng.apply(k)
+	return err
 }
 
 // runIntake applies the hooks' events as they arrive.
@@ -260,10 +299,11 @@ func (d *Daemon) runIntake(ctx context.Context) error {
 	return d.intake.run(ctx)
 }
 
-// afterHookEvent runs once an event is in the store: after a hook's, ES is
+// afterEvent runs once an event is in the store: after a hook's, ES is
 // asked right away what runs (the watcher's own events need no second
 // look), and after a game's end the game lists' counts are stale.
-func (d *Daemon) afterHookEvent(ev tracker.Event) {
+func (d *Daemon) afterEvent(k journal.Keyed) {
+	ev := k.Event
 	hooked := ev.Source != tracker.SourceWatcher
 	if hooked && (ev.Kind == tracker.KindGameStart || ev.Kind == tracker.KindGameEnd || ev.Kind == tracker.KindStart) {
 		d.watch.nudge()
@@ -273,100 +313,21 @@ func (d *Daemon) afterHookEvent(ev tracker.Event) {
 	}
 }
 
-// emitWatcher records an event the /runningGame watcher saw. It goes
-// through the intake log like a hook's: persisted at once, kept through a
-// full disk, and applied in the order it was seen among the hooks' events.
+// emitWatcher records an event the /runningGame watcher saw, like a
+// hook's: persisted at once, kept through a full disk, and applied in the
+// order it was seen among the hooks' events.
 func (d *Daemon) emitWatcher(ev tracker.Event) {
-	key := journal.NewKey(ev)
-	if d.intake != nil {
-		if err := d.intake.accept(key, ev); err != nil {
-			d.log.Error().Err(err).Msg("record watcher event")
-		}
-		return
-	}
-	if _, err := d.eng.apply(journal.Keyed(key, ev)); err != nil {
+	if err := d.record(journal.NewKeyed(ev)); err != nil {
 		d.log.Error().Err(err).Msg("record watcher event")
 	}
-	d.afterHookEvent(ev)
-}
-
-// cacheName keeps ES's name of a game, for the hooks that only see argv.
-func (d *Daemon) cacheName(g es.Game) {
-	d.eng.store.Update(func(tx *outbox.Tx) error {
-		if n, ok := tx.Name(g.Path); ok && n.Name == g.Name && n.System == g.System {
-			return nil
-		}
-		return tx.PutName(g.Path, outbox.Name{Name: g.Name, System: g.System})
-	})
-}
-
-// cacheNames keeps ES's system full names ("Nintendo Entertainment
-// System") and game names, so events that only carry argv (configgen has no
-// name at all, ES mangles "$words") show ES's own names. Refreshed hourly,
-// and sooner while ES is still loading.
-func (d *Daemon) cacheNames(ctx context.Context) error {
-	for {
-		wait := time.Hour
-		if err := d.refreshNames(ctx); err != nil {
-			wait = 30 * time.Second
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(wait):
-		}
-	}
-}
-
-func (d *Daemon) refreshNames(ctx context.Context) error {
-	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	systems, err := d.esClient.Systems(sctx)
-	cancel()
-	if err != nil {
-		return err
-	}
-	type entry struct {
-		path string
-		name outbox.Name
-	}
-	var games []entry
-	real := es.GameSystems(systems)
-	for _, s := range real {
-		gctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		list, err := d.esClient.Games(gctx, s.Name)
-		cancel()
-		if err != nil {
-			return err
-		}
-		for _, g := range list {
-			games = append(games, entry{g.Path, outbox.Name{Name: g.Name, System: g.System, SystemName: s.FullName}})
-		}
-	}
-	return d.eng.store.Update(func(tx *outbox.Tx) error {
-		for _, s := range real {
-			if full, ok := tx.SystemName(s.Name); !ok || full != s.FullName {
-				if err := tx.PutSystem(s.Name, s.FullName); err != nil {
-					return err
-				}
-			}
-		}
-		for _, g := range games {
-			if n, ok := tx.Name(g.path); ok && n == g.name {
-				continue
-			}
-			if err := tx.PutName(g.path, g.name); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
 }
 
 // Status reports the daemon's health.
 func (d *Daemon) Status() Status {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	st := Status{PID: os.Getpid(), Version: d.opts.Version, Started: d.started, MQTTEnabled: d.cfg.MQTTEnabled()}
+	st := Status{PID: os.Getpid(), Version: d.opts.Version, Started: d.started, MQTTEnabled: d.cfg.mqttEnabled(),
+		MCPHTTP: d.http.addr, MCPHTTPError: d.http.err}
 	if d.cfgErr != nil {
 		st.ConfigError = d.cfgErr.Error()
 	}
@@ -377,46 +338,31 @@ func (d *Daemon) Status() Status {
 			st.MQTTError = err.Error()
 		}
 	}
-	if s, err := d.eng.store.Stats(); err == nil {
+	if s, err := d.eng.store().Stats(); err == nil {
 		st.OutboxDepth, st.OutboxDropped, st.OutboxExpired, st.Sessions = s.QueueDepth+s.Undelivered, s.Dropped, s.Expired, s.Sessions
 	}
 	return st
 }
 
-// Config is the configuration in force.
-func (d *Daemon) Config() *config.Config {
+// config is the configuration in force.
+func (d *Daemon) config() *Config {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.cfg
 }
 
 // Store is the daemon's store (play history for the MCP tools).
-func (d *Daemon) Store() *outbox.Store { return d.eng.store }
+func (d *Daemon) Store() *outbox.Store { return d.eng.store() }
 
-// singleInstance refuses a second `cabinet serve`: it holds an exclusive
-// lock in the run dir for the daemon's life.
-func singleInstance(runDir string) (func(), error) {
-	if err := os.MkdirAll(runDir, 0o755); err != nil {
-		return nil, fmt.Errorf("run dir: %w", err)
-	}
-	path := filepath.Join(runDir, "serve.pid")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("run dir: %w", err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		b, _ := os.ReadFile(path)
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("another cabinet serve is already running (pid %s): stop it first (batocera-services stop cabinet)", strings.TrimSpace(string(b)))
-		}
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	f.Truncate(0)
-	f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	return func() {
-		f.Truncate(0)
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
-	}, nil
+// es is the ES client of the configuration in force.
+func (d *Daemon) es() *es.Client {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.esClient
 }
+
+// liveES is the watcher's view of ES: whichever client the configuration
+// in force names, so a new cabinet.es.url applies without a restart.
+type liveES struct{ d *Daemon }
+
+func (l liveES) RunningGame(ctx context.Context) (*es.Game, error) { return l.d.es().RunningGame(ctx) }

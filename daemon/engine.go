@@ -2,38 +2,39 @@ package daemon
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
 
-	"github.com/batocera-cabinet/cabinet/haentities"
+	"github.com/batocera-cabinet/cabinet/daemon/clock"
 	"github.com/batocera-cabinet/cabinet/haentities/outbox"
-	"github.com/batocera-cabinet/cabinet/hook/tracker"
-	"github.com/batocera-cabinet/cabinet/hook/tracker/journal"
+	"github.com/batocera-cabinet/cabinet/hook/journal"
 )
 
 // publisher is the MQTT side the engine drains into (the daemon's Link).
 type publisher interface {
-	Publish(ctx context.Context, msgs []haentities.Message) (int, error)
+	journal.Publisher
 	Connected() bool
 }
 
 // engine owns the store for the daemon's life: every event (from a hook over
-// the socket, the spool, the ES watcher) goes through the shared journal in
+// the socket, the spool, the ES watcher) goes through the journal's Owner in
 // one fsynced transaction, and one drainer publishes what is pending, in
-// order, whenever the broker is there.
+// order, whenever the broker is there. What it adds to the Owner are the
+// daemon's timers: the flush that makes a session final, and retries with
+// backoff while the store refuses writes.
 type engine struct {
-	store *outbox.Store
-	spool journal.Spool
+	owner *journal.Owner
+	clock clock.Clock
 	log   zerolog.Logger
-	now   func() tracker.Stamp
+	// after runs once per event applied for the first time.
+	after func(journal.Keyed)
 
-	mu      sync.Mutex // guards j, pub and the flush timer
-	j       journal.Journal
+	mu      sync.Mutex // guards rules, pub and the timer
+	rules   journal.Rules
 	pub     publisher
-	flush   *time.Timer
+	timer   clock.Timer   // the pending flush or retry
 	retry   time.Duration // the current backoff after failed writes
 	stopped bool          // no timer is armed any more
 	applied chan struct{} // closed and replaced after every apply (watchers wait on it)
@@ -45,16 +46,18 @@ type engine struct {
 	draining chan struct{}
 }
 
-func newEngine(store *outbox.Store, spool journal.Spool, j journal.Journal, log zerolog.Logger, now func() tracker.Stamp) *engine {
-	j.Store = store
-	return &engine{store: store, spool: spool, j: j, log: log, now: now, wake: make(chan struct{}, 1), applied: make(chan struct{}), draining: make(chan struct{}, 1)}
+func newEngine(owner *journal.Owner, rules journal.Rules, clk clock.Clock, log zerolog.Logger, after func(journal.Keyed)) *engine {
+	return &engine{owner: owner, rules: rules, clock: clk, log: log, after: after,
+		wake: make(chan struct{}, 1), applied: make(chan struct{}), draining: make(chan struct{}, 1)}
 }
 
-// setJournal swaps settings and tracker rules after a configuration change.
-func (e *engine) setJournal(settings haentities.Settings, tc tracker.Config, publishing bool) {
+func (e *engine) store() *outbox.Store { return e.owner.Store }
+
+// setRules swaps settings and tracker rules after a configuration change.
+func (e *engine) setRules(r journal.Rules) {
 	e.mu.Lock()
-	e.j.Settings, e.j.Tracker, e.j.Publishing = settings, tc, publishing
-	e.j.DiscoveryRecorded = false // new names, topics or entities: record them again
+	r.DiscoveryRecorded = false // new names, topics or entities: record them again
+	e.rules = r
 	e.mu.Unlock()
 }
 
@@ -65,63 +68,47 @@ func (e *engine) setPublisher(p publisher) {
 	e.kick()
 }
 
-func (e *engine) journal() journal.Journal {
+func (e *engine) currentRules() journal.Rules {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.j
+	return e.rules
 }
 
-// apply persists events (keyed, so a duplicate is applied once) together
-// with whatever waits in the spool. It returns once everything is committed
-// and fsynced.
-func (e *engine) apply(items ...journal.Spooled) (journal.Result, error) {
-	spooled, err := e.spool.Read()
+// apply persists events (keyed, so a duplicate is applied once) after
+// whatever waits in the intake log and the spool. It returns once
+// everything is committed and fsynced.
+func (e *engine) apply(items ...journal.Keyed) (journal.Result, error) {
+	r := e.currentRules()
+	res, err := e.owner.Apply(r, true, items...)
 	if err != nil {
-		e.log.Warn().Err(err).Msg("spool unreadable")
-	}
-	j := e.journal()
-	res, err := j.Apply(e.now(), true, append(spooled, items...))
-	if errors.Is(err, outbox.ErrCorrupt) {
-		if rerr := e.store.Reset(); rerr == nil {
-			e.log.Error().AnErr("cause", err).Str("moved_to", e.store.Quarantined).Msg("the store was damaged; it was moved aside and tracking goes on with a new one")
-			res, err = j.Apply(e.now(), true, append(spooled, items...))
-		}
-	}
-	if err != nil {
-		e.log.Error().Err(err).Msg("store write failed")
 		e.retryLater()
 		return res, err
 	}
-	if !j.DiscoveryRecorded && j.Publishing {
-		e.mu.Lock()
-		if e.j.Settings == j.Settings { // no reload meanwhile
-			e.j.DiscoveryRecorded = true
-		}
-		e.mu.Unlock()
-	}
-	e.spool.Remove(res.Ingested)
-	if res.Reset != nil {
-		e.log.Error().Err(res.Reset).Msg("tracker state unreadable; tracking restarted from a blank state")
-	}
-	for _, err := range res.Skipped {
-		e.log.Warn().Err(err).Msg("event not applied")
-	}
-	for _, s := range res.Logged {
-		e.log.Info().Str("session", s.ID).Str("system", s.System).Dur("duration", s.Duration).Msg("session logged")
-	}
 	e.mu.Lock()
+	if !r.DiscoveryRecorded && r.Publishing && e.rules.Settings == r.Settings { // no reload meanwhile
+		e.rules.DiscoveryRecorded = true
+	}
 	e.retry = 0
 	if res.FlushIn > 0 && !e.stopped {
-		if e.flush != nil {
-			e.flush.Stop()
-		}
-		e.flush = time.AfterFunc(res.FlushIn+50*time.Millisecond, func() { e.apply() })
+		e.arm(res.FlushIn + 50*time.Millisecond)
 	}
 	close(e.applied)
 	e.applied = make(chan struct{})
 	e.mu.Unlock()
+	for _, k := range res.Applied {
+		e.after(k)
+	}
 	e.kick()
 	return res, nil
+}
+
+// arm (e.mu held) replaces the pending flush or retry: one timer, because
+// either makes the other unnecessary (both apply everything pending).
+func (e *engine) arm(d time.Duration) {
+	if e.timer != nil {
+		e.timer.Stop()
+	}
+	e.timer = e.clock.AfterFunc(d, func() { e.apply() })
 }
 
 // retryLater applies again after a failed write (a full disk, a failing
@@ -134,10 +121,7 @@ func (e *engine) retryLater() {
 		return
 	}
 	e.retry = min(max(2*e.retry, 2*time.Second), time.Minute)
-	if e.flush != nil {
-		e.flush.Stop()
-	}
-	e.flush = time.AfterFunc(e.retry, func() { e.apply() })
+	e.arm(e.retry)
 }
 
 // appliedCh is closed at the next apply.
@@ -182,28 +166,11 @@ func (e *engine) drain(ctx context.Context) {
 	case <-ctx.Done():
 		return
 	}
-	items, err := e.store.Pending(time.Now())
-	if err != nil {
-		e.log.Error().Err(err).Msg("read outbox")
-		return
-	}
-	if len(items) == 0 {
-		return
-	}
-	msgs := make([]haentities.Message, len(items))
-	for i, it := range items {
-		msgs[i] = it.Message
-	}
 	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	n, err := pub.Publish(pctx, msgs)
+	d, err := e.owner.Deliver(pctx, pub)
 	cancel()
-	if n > 0 {
-		if err := e.store.MarkDelivered(items[:n]); err != nil {
-			e.log.Error().Err(err).Msg("mark delivered")
-		}
-	}
 	if err != nil {
-		e.log.Debug().Err(err).Int("sent", n).Int("pending", len(items)).Msg("drain incomplete; the rest waits for the next connect")
+		e.log.Debug().Err(err).Int("sent", d.Sent).Int("pending", d.Pending).Msg("drain incomplete; the rest waits for the next connect")
 	}
 }
 
@@ -212,12 +179,13 @@ func (e *engine) drain(ctx context.Context) {
 // every connect and after Home Assistant's birth message.
 func (e *engine) announce(ctx context.Context) {
 	e.mu.Lock()
-	pub, settings := e.pub, e.j.Settings
+	pub, settings := e.pub, e.rules.Settings
 	e.mu.Unlock()
 	if pub == nil {
 		return
 	}
-	retained, err := e.store.Retained()
+	store := e.store()
+	retained, err := store.Retained()
 	if err != nil {
 		e.log.Error().Err(err).Msg("read retained states")
 		return
@@ -225,7 +193,7 @@ func (e *engine) announce(ctx context.Context) {
 	// What is still undelivered goes out with the drain below, in order:
 	// announce only the rest, so nothing is sent twice.
 	pending := map[string]bool{}
-	if items, err := e.store.Pending(time.Now()); err == nil {
+	if items, err := store.Pending(e.clock.Now()); err == nil {
 		for _, it := range items {
 			pending[it.Topic] = true
 		}
@@ -252,8 +220,8 @@ func (e *engine) announce(ctx context.Context) {
 func (e *engine) stop() {
 	e.mu.Lock()
 	e.stopped = true
-	if e.flush != nil {
-		e.flush.Stop()
+	if e.timer != nil {
+		e.timer.Stop()
 	}
 	e.mu.Unlock()
 }

@@ -11,21 +11,35 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batocera-cabinet/cabinet/cmd/cabinet/config"
+	"github.com/batocera-cabinet/cabinet/daemon/clock"
+	"github.com/batocera-cabinet/cabinet/daemon/tools"
 	"github.com/batocera-cabinet/cabinet/haentities"
+	"github.com/batocera-cabinet/cabinet/haentities/mqttlink"
+	"github.com/batocera-cabinet/cabinet/hook/journal"
+	"github.com/batocera-cabinet/cabinet/hook/paths"
+	"github.com/batocera-cabinet/cabinet/hook/tracker"
 	"github.com/batocera-cabinet/cabinet/simulator"
 	"github.com/batocera-cabinet/cabinet/simulator/mqttbroker"
 )
 
-// logBuffer collects the daemon's JSON log lines.
+// waitLimit bounds every wait of these tests: long enough for a loaded CI
+// machine, and a test that fails says what it waited for.
+const waitLimit = 15 * time.Second
+
+// logBuffer collects the daemon's JSON log lines and says when one arrives.
 type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	changed chan struct{}
 }
+
+func newLogBuffer() *logBuffer { return &logBuffer{changed: make(chan struct{})} }
 
 func (l *logBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	close(l.changed)
+	l.changed = make(chan struct{})
 	return l.b.Write(p)
 }
 
@@ -33,6 +47,13 @@ func (l *logBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// written is closed at the next line.
+func (l *logBuffer) written() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.changed
 }
 
 // entries returns the log lines whose message is msg, decoded.
@@ -47,20 +68,31 @@ func (l *logBuffer) entries(msg string) []map[string]any {
 	return out
 }
 
-// rig is a simulated cabinet, an embedded broker and `cabinet serve` run
-// in-process against them.
+// rig is a simulated cabinet, an embedded broker and the daemon run
+// in-process against them, on a fake clock: its timers fire when a test
+// advances it. Its configuration is the daemon's own (what cmd/cabinet
+// maps the cabinet.* keys to); reconfigure changes it live.
 type rig struct {
 	t        *testing.T
 	cab      *simulator.Cabinet
 	broker   *mqttbroker.Broker
-	conf     string
-	settings haentities.Settings // the topics' settings (defaults, the persisted id)
+	clock    *clock.Fake
+	file     string // the watched configuration file
+	settings haentities.Settings
 	logs     *logBuffer
+	d        *Daemon // set once it is ready
+
+	mu  sync.Mutex
+	cfg Config
 }
 
-// newRig starts the simulator and the broker and writes the config;
-// before runs before the daemon starts (to leave retained messages).
-func newRig(t *testing.T, extra []string, before func(*rig)) *rig {
+// rigEpoch is the fake clock's start; the boot clock counts from it.
+var rigEpoch = time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
+
+// newRig starts the simulator and the broker and then the daemon; change
+// edits the configuration first, before runs before the daemon starts
+// (to leave retained messages).
+func newRig(t *testing.T, change func(*Config), before func(*rig)) *rig {
 	t.Helper()
 	cab, err := simulator.Start(simulator.Options{LaunchDelay: 50 * time.Millisecond})
 	if err != nil {
@@ -72,24 +104,23 @@ func newRig(t *testing.T, extra []string, before func(*rig)) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { broker.Close() })
-	conf, err := cab.WriteConfig(t.TempDir(), append([]string{"cabinet.mqtt.broker=" + broker.URL()}, extra...)...)
-	if err != nil {
-		t.Fatal(err)
+	r := &rig{t: t, cab: cab, broker: broker, clock: clock.NewFake(rigEpoch), logs: newLogBuffer(),
+		file: filepath.Join(t.TempDir(), "cabinet.conf")}
+	r.cfg = rigConfig(cab, broker)
+	if change != nil {
+		change(&r.cfg)
 	}
-	r := &rig{t: t, cab: cab, broker: broker, conf: conf, logs: &logBuffer{}}
-	cfg := r.load().Config
-	id, err := cfg.EnsureCabinetID()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.settings = haentities.Settings{ID: id}
+	r.settings = r.cfg.Rules.Settings
+	r.writeFile()
 	if before != nil {
 		before(r)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
+	ready := make(chan struct{})
 	go func() {
-		done <- Run(ctx, Options{Load: r.load, Version: "9.9.9-test", LogOut: r.logs, WatchInterval: 200 * time.Millisecond})
+		done <- Run(ctx, Options{Load: r.load, ConfigFile: r.file, Version: "9.9.9-test", LogOut: r.logs,
+			Clock: r.clock, Now: r.stamp, Ready: func(d *Daemon) { r.d = d; close(ready) }})
 	}()
 	t.Cleanup(func() { // registered last: runs first, before the fakes go
 		cancel()
@@ -98,35 +129,82 @@ func newRig(t *testing.T, extra []string, before func(*rig)) *rig {
 			if err != nil {
 				t.Errorf("Run: %v", err)
 			}
-		case <-time.After(15 * time.Second):
-			t.Error("the daemon did not stop within 15 s")
+		case <-time.After(waitLimit):
+			t.Errorf("the daemon did not stop within %v", waitLimit)
 		}
 		if t.Failed() {
 			t.Logf("daemon log:\n%s", r.logs.String())
 		}
 	})
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("the daemon did not start: %v", err)
+	case <-time.After(waitLimit):
+		t.Fatalf("the daemon was not ready within %v", waitLimit)
+	}
 	return r
 }
 
-func (r *rig) load() *config.Loaded {
-	return config.Load(config.Inputs{Environ: []string{"CABINET_CONFIG=" + r.conf}})
+// rigConfig is what cmd/cabinet maps the simulator's configuration to,
+// with MQTT on the broker.
+func rigConfig(cab *simulator.Cabinet, broker *mqttbroker.Broker) Config {
+	settings := haentities.Settings{ID: "daemon_test", Version: "9.9.9-test", BatoceraVersion: "42", Daemon: true}
+	p := tools.DefaultPaths().Resolve(cab.Path)
+	p.LoadAvg, p.MemInfo, p.Uptime = "/proc/loadavg", "/proc/meminfo", "/proc/uptime"
+	return Config{
+		Layout:      paths.Layout{State: cab.Path("/userdata/system/cabinet"), Run: cab.Path("/var/run/cabinet")},
+		Rules:       journal.Rules{Settings: settings, Tracker: tracker.DefaultConfig(), Publishing: true},
+		MQTT:        mqttlink.Options{Broker: broker.URL(), ClientID: "cabinet_daemon_test"},
+		BirthTopic:  "homeassistant/status",
+		ESURL:       cab.ESURL(),
+		Tools:       tools.Settings{ESURL: cab.ESURL(), RetroArchAddr: cab.RetroArchAddr(), Paths: p, Name: "Batocera"},
+		HTTP:        HTTP{Listen: "127.0.0.1:0"},
+		Diagnostics: Diagnostics{ThermalZones: cab.Path("/sys/class/thermal/thermal_zone*/temp"), BatoceraVersion: "42"},
+		LogLevel:    "debug",
+	}
 }
 
-// rewriteConfig replaces a line of the config file the way
-// batocera-settings-set does (a new file renamed over the old one).
-func (r *rig) rewriteConfig(old, new string) {
+// load is the daemon's loader: the rig's configuration as it is now.
+func (r *rig) load() (Loaded, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return Loaded{Config: r.cfg}, nil
+}
+
+// stamp reads the fake clock on both of the tracker's clocks.
+func (r *rig) stamp() tracker.Stamp {
+	now := r.clock.Now()
+	return tracker.Stamp{At: now, Boot: time.Hour + now.Sub(rigEpoch), BootID: "rig-boot"}
+}
+
+// writeFile replaces the configuration file the way batocera-settings-set
+// does (a new file renamed over the old one): the daemon watches it.
+func (r *rig) writeFile() {
 	r.t.Helper()
-	b, err := os.ReadFile(r.conf)
-	if err != nil || !strings.Contains(string(b), old) {
-		r.t.Fatalf("config lacks %q: %v", old, err)
-	}
-	tmp := filepath.Join(filepath.Dir(r.conf), ".cabinet.conf.tmp")
-	if err := os.WriteFile(tmp, []byte(strings.Replace(string(b), old, new, 1)), 0o644); err != nil {
+	tmp := r.file + ".tmp"
+	if err := os.WriteFile(tmp, []byte(time.Now().String()+"\n"), 0o644); err != nil {
 		r.t.Fatal(err)
 	}
-	if err := os.Rename(tmp, r.conf); err != nil {
+	if err := os.Rename(tmp, r.file); err != nil {
 		r.t.Fatal(err)
 	}
+}
+
+// reconfigure changes the configuration and waits until the daemon has
+// applied it: the file's change arms the daemon's debounce, and the rig
+// moves the clock past it.
+func (r *rig) reconfigure(change func(*Config)) {
+	r.t.Helper()
+	r.mu.Lock()
+	change(&r.cfg)
+	r.mu.Unlock()
+	seen := len(r.logs.entries(msgConfigChanged))
+	r.writeFile()
+	r.waitLog("the file change noticed", func() bool { return len(r.logs.entries(msgConfigChanged)) > seen })
+	applied := len(r.logs.entries("configuration change applied"))
+	r.clock.Advance(configDebounce)
+	r.waitLog("the change applied", func() bool { return len(r.logs.entries("configuration change applied")) > applied })
 }
 
 // press publishes a command the way Home Assistant does (not retained).
@@ -146,7 +224,7 @@ func (r *rig) publish(topic, payload string) {
 func (r *rig) retained(topic string, ok func(string) bool) string {
 	r.t.Helper()
 	var last string
-	eventually(r.t, "retained "+topic, func() bool {
+	waitOn(r.t, "retained "+topic, r.broker.Changed, func() bool {
 		b, found := r.broker.Retained(topic)
 		last = string(b)
 		return found && ok(last)
@@ -154,15 +232,34 @@ func (r *rig) retained(topic string, ok func(string) bool) string {
 	return last
 }
 
-// eventually waits for cond, for at most 15 s.
-func eventually(t *testing.T, what string, cond func() bool) {
+// waitApplied waits, apply by apply, until cond holds.
+func (r *rig) waitApplied(what string, cond func() bool) {
+	r.t.Helper()
+	waitOn(r.t, what, r.d.eng.appliedCh, cond)
+}
+
+// waitLog waits, line by line, until cond holds.
+func (r *rig) waitLog(what string, cond func() bool) {
+	r.t.Helper()
+	waitOn(r.t, what, r.logs.written, cond)
+}
+
+// waitOn checks cond each time changed's channel closes (a broker message,
+// a log line), for at most waitLimit: no sleeping, no polling.
+func waitOn(t *testing.T, what string, changed func() <-chan struct{}, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+	deadline := time.NewTimer(waitLimit)
+	defer deadline.Stop()
+	for {
+		ch := changed() // before the check: a change after it closes ch
+		if cond() {
+			return
 		}
-		time.Sleep(10 * time.Millisecond)
+		select {
+		case <-ch:
+		case <-deadline.C:
+			t.Fatalf("timed out after %v waiting for %s", waitLimit, what)
+		}
 	}
 }
 
@@ -170,7 +267,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 func (r *rig) logged(msg string, want map[string]string) map[string]any {
 	r.t.Helper()
 	var found map[string]any
-	eventually(r.t, "log "+msg+" "+strings.Join(mapPairs(want), " "), func() bool {
+	r.waitLog("log "+msg+" "+strings.Join(mapPairs(want), " "), func() bool {
 		for _, e := range r.logs.entries(msg) {
 			match := true
 			for k, v := range want {

@@ -3,39 +3,42 @@ package daemon
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
 
-	"github.com/batocera-cabinet/cabinet/hook/tracker"
-	"github.com/batocera-cabinet/cabinet/hook/tracker/journal"
-	"github.com/batocera-cabinet/cabinet/hook/tracker/journal/intake"
+	"github.com/batocera-cabinet/cabinet/daemon/clock"
+	"github.com/batocera-cabinet/cabinet/hook/intake"
+	"github.com/batocera-cabinet/cabinet/hook/journal"
 )
 
+// intakeRetry is how often the events held in the intake log are tried
+// again while the store refuses them (a full disk).
+const intakeRetry = 2 * time.Second
+
 // hookIntake is the fast half of the hook's path: an event is appended to
-// the intake log (one fdatasync) and acked, and the applier moves it into
-// the store right after. The ack used to wait for the store's commit —
-// two fsyncs, the tracker and every message — and ES waited with it.
+// the intake log (one fdatasync) and acked, and the engine moves it into
+// the store right after (the engine's Owner applies the log before anything
+// else). The ack used to wait for the store's commit — two fsyncs, the
+// tracker and every message — and ES waited with it.
 type hookIntake struct {
 	lg    *intake.Log
 	eng   *engine
+	clock clock.Clock
 	log   zerolog.Logger
-	after func(tracker.Event) // what the daemon does once an event is applied
 	wake  chan struct{}
-	mu    sync.Mutex // one apply at a time: Done counts what it applied
 }
 
-func newHookIntake(lg *intake.Log, eng *engine, log zerolog.Logger, after func(tracker.Event)) *hookIntake {
-	return &hookIntake{lg: lg, eng: eng, log: log, after: after, wake: make(chan struct{}, 1)}
+func newHookIntake(lg *intake.Log, eng *engine, clk clock.Clock, log zerolog.Logger) *hookIntake {
+	return &hookIntake{lg: lg, eng: eng, clock: clk, log: log, wake: make(chan struct{}, 1)}
 }
 
-// accept persists a hook's event. Once it returns nil the event survives a
-// crash and the hook may be acked. When the log cannot take it (full, or
-// an I/O error) the event is applied to the store directly, after what the
-// log holds, so the order stays.
-func (h *hookIntake) accept(key string, ev tracker.Event) error {
-	err := journal.AppendIntake(h.lg, key, ev)
+// accept persists an event. Once it returns nil the event survives a crash
+// and the hook may be acked. When the log cannot take it (full, or an I/O
+// error) the event is applied to the store directly, after what the log
+// holds, so the order stays.
+func (h *hookIntake) accept(k journal.Keyed) error {
+	err := journal.AppendIntake(h.lg, k)
 	if err == nil {
 		h.kick()
 		return nil
@@ -43,14 +46,8 @@ func (h *hookIntake) accept(key string, ev tracker.Event) error {
 	if !errors.Is(err, intake.ErrFull) {
 		h.log.Warn().Err(err).Msg("intake log unusable; the event goes to the store directly")
 	}
-	if err := h.apply(); err != nil {
-		return err
-	}
-	if _, err := h.eng.apply(journal.Keyed(key, ev)); err != nil {
-		return err
-	}
-	h.after(ev)
-	return nil
+	_, err = h.eng.apply(k)
+	return err
 }
 
 // kick asks the loop to apply what the log holds.
@@ -61,10 +58,10 @@ func (h *hookIntake) kick() {
 	}
 }
 
-// run applies what the log holds whenever an event arrives, retrying while
-// the store refuses.
+// run applies what the log holds whenever an event arrives, and retries
+// while the store refuses.
 func (h *hookIntake) run(ctx context.Context) error {
-	retry := time.NewTimer(time.Hour)
+	retry, retryC := h.clock.NewTimer(time.Hour)
 	retry.Stop()
 	defer retry.Stop()
 	for {
@@ -72,53 +69,13 @@ func (h *hookIntake) run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-h.wake:
-		case <-retry.C:
+		case <-retryC:
 		}
-		if err := h.apply(); err != nil {
-			retry.Reset(2 * time.Second)
+		if len(h.lg.Pending()) == 0 {
+			continue
 		}
-	}
-}
-
-// recover applies what a previous owner of the store left in the log (a
-// daemon that crashed after its ack, hooks on a full disk).
-func (h *hookIntake) recover() error {
-	n := len(h.lg.Pending())
-	if n == 0 {
-		return nil
-	}
-	if err := h.apply(); err != nil {
-		h.log.Error().Err(err).Int("events", n).Msg("events left in the intake log not applied yet; retrying")
-		h.kick()
-		return err
-	}
-	h.log.Info().Int("events", n).Msg("applied the events left in the intake log")
-	return nil
-}
-
-// apply moves every pending record into the store in one transaction,
-// then marks them done.
-func (h *hookIntake) apply() error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	recs := h.lg.Pending()
-	if len(recs) == 0 {
-		return nil
-	}
-	items, bad := journal.FromIntake(recs)
-	for _, err := range bad {
-		h.log.Warn().Err(err).Msg("intake record skipped")
-	}
-	if len(items) > 0 {
-		if _, err := h.eng.apply(items...); err != nil {
-			return err // kept in the log: retried, and applied at the next start
+		if _, err := h.eng.apply(); err != nil {
+			retry.Reset(intakeRetry) // kept in the log: retried, and applied at the next start
 		}
 	}
-	if err := h.lg.Done(len(recs)); err != nil {
-		h.log.Warn().Err(err).Msg("intake log not cleared; its events are applied again (once) at the next start")
-	}
-	for _, it := range items {
-		h.after(it.Event)
-	}
-	return nil
 }

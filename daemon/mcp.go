@@ -8,14 +8,11 @@ import (
 	"log"
 	"net"
 	"net/http"
-	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/batocera-cabinet/cabinet/cmd/cabinet/config"
-	"github.com/batocera-cabinet/cabinet/daemon/httpauth"
 	"github.com/batocera-cabinet/cabinet/daemon/tools"
 	"github.com/batocera-cabinet/cabinet/haentities/outbox"
 )
@@ -30,13 +27,13 @@ type mcpSet struct {
 	http   http.Handler
 }
 
-func (d *Daemon) buildMCP(cfg *config.Config) error {
-	extra := tools.Deps{History: history{d.eng.store}, Daemon: d}
-	normal, err := tools.FromConfig(cfg, d.opts.Version, false, extra)
+func (d *Daemon) buildMCP(cfg *Config) error {
+	extra := tools.Deps{History: history{d.eng.store()}, Clock: d.clock, Daemon: d}
+	normal, err := tools.Build(cfg.Tools, d.opts.Version, false, extra)
 	if err != nil {
 		return err
 	}
-	dry, err := tools.FromConfig(cfg, d.opts.Version, true, extra)
+	dry, err := tools.Build(cfg.Tools, d.opts.Version, true, extra)
 	if err != nil {
 		return err
 	}
@@ -79,71 +76,6 @@ func (d *Daemon) serveSocketMCP(ctx context.Context, conn net.Conn, dryRun bool)
 	if err := stdio.Listen(ctx, conn, conn); err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, context.Canceled) {
 		d.log.Debug().Err(err).Msg("socket MCP session ended")
 	}
-}
-
-// serveHTTP serves MCP over Streamable HTTP on cabinet.mcp.listen, behind
-// the bearer token, Host and Origin checks, until ctx ends.
-func (d *Daemon) serveHTTP(ctx context.Context) error {
-	cfg := d.Config()
-	tokenPath := filepath.Join(cfg.StatePath(), httpauth.TokenFile)
-	if _, err := httpauth.EnsureToken(tokenPath); err != nil {
-		return err
-	}
-	guard := httpauth.New(httpauth.Options{
-		TokenPath: tokenPath, AllowedHosts: cfg.MCP.AllowedHosts, AllowedOrigins: cfg.MCP.AllowedOrigins,
-		OnDenied: d.deniedLogger(),
-	})
-	mcp := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		d.mcp.mu.Lock()
-		h := d.mcp.http
-		d.mcp.mu.Unlock()
-		h.ServeHTTP(w, r)
-	})
-	ln, err := net.Listen("tcp", cfg.MCP.Listen)
-	if err != nil {
-		return fmt.Errorf("listen for MCP on %s (cabinet.mcp.listen): %w", cfg.MCP.Listen, err)
-	}
-	d.mu.Lock()
-	d.httpAddr = ln.Addr().String()
-	d.mu.Unlock()
-	srv := &http.Server{Handler: guard.Wrap(mcp), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
-		ErrorLog: log.New(io.Discard, "", 0)}
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		srv.Shutdown(sctx)
-		cancel()
-	}()
-	d.log.Info().Str("url", "http://"+ln.Addr().String()+"/mcp").Str("token_file", tokenPath).Msg("MCP over HTTP listening")
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
-}
-
-// deniedLogger logs refused HTTP requests (never the token), at most one
-// line per ten seconds so a flood of bad tokens cannot flood the log.
-func (d *Daemon) deniedLogger() func(*http.Request, int, string) {
-	var mu sync.Mutex
-	var last time.Time
-	var suppressed int
-	return func(r *http.Request, status int, reason string) {
-		mu.Lock()
-		defer mu.Unlock()
-		if time.Since(last) < 10*time.Second {
-			suppressed++
-			return
-		}
-		d.log.Warn().Str("remote", r.RemoteAddr).Int("status", status).Str("reason", reason).Int("suppressed", suppressed).Msg("MCP request refused")
-		last, suppressed = time.Now(), 0
-	}
-}
-
-// HTTPAddr is where MCP over HTTP listens ("" before it does).
-func (d *Daemon) HTTPAddr() string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.httpAddr
 }
 
 // DaemonHealth reports the links for batocera_get_status/get_health.

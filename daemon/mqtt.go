@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 
-	"github.com/batocera-cabinet/cabinet/cmd/cabinet/config"
 	"github.com/batocera-cabinet/cabinet/haentities/mqttlink"
 )
 
@@ -20,34 +19,18 @@ func (m *mqttLink) stop(ctx context.Context) {
 	m.cancel()
 }
 
-// linkOptions maps cabinet.mqtt.* to the link (client id
-// cabinet.mqtt.client_id, default cabinet_<id>).
-func linkOptions(cfg *config.Config, id string) mqttlink.Options {
-	clientID := cfg.MQTT.ClientID
-	if clientID == "" {
-		clientID = "cabinet_" + id
-	}
-	return mqttlink.Options{
-		Broker:   cfg.MQTT.Broker,
-		Username: cfg.MQTT.Username,
-		Password: cfg.MQTT.Password.Reveal(),
-		ClientID: clientID,
-		CAFile:   cfg.Path(cfg.MQTT.CAFile),
-	}
-}
-
 // startMQTT starts the link when a broker is configured. It returns at once:
 // the link connects (and reconnects) in the background.
 func (d *Daemon) startMQTT(ctx context.Context) error {
-	cfg := d.Config()
-	if !cfg.MQTTEnabled() {
+	cfg := d.config()
+	if !cfg.mqttEnabled() {
 		return nil
 	}
-	settings := d.eng.journal().Settings
+	settings := cfg.Rules.Settings
 	lc := mqttlink.LinkConfig{
-		Options:           linkOptions(cfg, settings.ID),
+		Options:           cfg.MQTT,
 		AvailabilityTopic: settings.AvailabilityTopic(),
-		BirthTopic:        cfg.MQTT.HAStatusTopic,
+		BirthTopic:        cfg.BirthTopic,
 		OnConnect:         d.onConnect,
 		OnBirth: func(ctx context.Context) {
 			d.log.Info().Msg("Home Assistant restarted: re-announcing")
@@ -55,7 +38,7 @@ func (d *Daemon) startMQTT(ctx context.Context) error {
 		},
 		Log: d.log,
 	}
-	if cfg.HA.Controls {
+	if settings.Controls {
 		lc.CommandTopics = []string{settings.CommandTopic("+")}
 		lc.OnCommand = d.onCommand
 	}

@@ -10,8 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/batocera-cabinet/cabinet/hook/tracker"
-	"github.com/batocera-cabinet/cabinet/hook/tracker/journal"
+	"github.com/batocera-cabinet/cabinet/daemon/clock"
 )
 
 // part is one long-running piece of the daemon.
@@ -23,7 +22,7 @@ type part struct {
 // supervise runs every part until ctx ends. A part that fails (returns an
 // error or panics) is logged and restarted after a backoff that grows to a
 // minute, instead of taking the daemon down.
-func supervise(ctx context.Context, log zerolog.Logger, parts []part) {
+func supervise(ctx context.Context, clk clock.Clock, log zerolog.Logger, parts []part) {
 	var wg sync.WaitGroup
 	for _, p := range parts {
 		wg.Add(1)
@@ -31,19 +30,21 @@ func supervise(ctx context.Context, log zerolog.Logger, parts []part) {
 			defer wg.Done()
 			backoff := time.Second
 			for ctx.Err() == nil {
-				start := time.Now()
+				start := clk.Now()
 				err := runPart(ctx, p)
 				if ctx.Err() != nil {
 					return
 				}
-				if time.Since(start) > time.Minute {
+				if clk.Since(start) > time.Minute {
 					backoff = time.Second
 				}
 				log.Error().Err(err).Str("part", p.name).Dur("restart_in", backoff).Msg("part stopped; restarting")
+				t, tc := clk.NewTimer(backoff)
 				select {
 				case <-ctx.Done():
+					t.Stop()
 					return
-				case <-time.After(backoff):
+				case <-tc:
 				}
 				backoff = min(backoff*2, time.Minute)
 			}
@@ -97,5 +98,3 @@ func (g *levelGate) WriteLevel(l zerolog.Level, p []byte) (int, error) {
 	}
 	return g.w.Write(p)
 }
-
-func stampNow() tracker.Stamp { return journal.Now() }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/batocera-cabinet/cabinet/daemon/clock"
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
 )
@@ -24,6 +25,7 @@ type runningGamer interface {
 type watcher struct {
 	es       runningGamer
 	interval time.Duration
+	clock    clock.Clock
 	now      func() tracker.Stamp
 	emit     func(tracker.Event)
 	seen     func(g es.Game) // caches ES's names for the hooks
@@ -35,8 +37,8 @@ type watcher struct {
 	down    bool
 }
 
-func newWatcher(c runningGamer, interval time.Duration, now func() tracker.Stamp, emit func(tracker.Event), seen func(es.Game), log zerolog.Logger) *watcher {
-	return &watcher{es: c, interval: interval, now: now, emit: emit, seen: seen, log: log, poke: make(chan struct{}, 1)}
+func newWatcher(c runningGamer, interval time.Duration, clk clock.Clock, now func() tracker.Stamp, emit func(tracker.Event), seen func(es.Game), log zerolog.Logger) *watcher {
+	return &watcher{es: c, interval: interval, clock: clk, now: now, emit: emit, seen: seen, log: log, poke: make(chan struct{}, 1)}
 }
 
 // nudge asks for quick polls: a hook just reported a game start or end,
@@ -50,19 +52,21 @@ func (w *watcher) nudge() {
 
 func (w *watcher) run(ctx context.Context) error {
 	var quick []time.Duration // pending quick polls after a nudge
+	t, tc := w.clock.NewTimer(w.interval)
+	defer t.Stop()
 	for {
 		w.poll(ctx)
 		wait := w.interval
 		if len(quick) > 0 {
 			wait, quick = quick[0], quick[1:]
 		}
+		t.Reset(wait)
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-w.poke:
 			quick = []time.Duration{300 * time.Millisecond, time.Second, 2 * time.Second}
-			wait = 0
-		case <-time.After(wait):
+		case <-tc:
 		}
 	}
 }

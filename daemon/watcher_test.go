@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/batocera-cabinet/cabinet/daemon/clock"
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
 )
@@ -41,7 +42,7 @@ func TestWatcherTransitions(t *testing.T) {
 	var got []string
 	var logs bytes.Buffer
 	var cached []string
-	w := newWatcher(src, time.Second, func() tracker.Stamp { return tracker.Stamp{At: time.Now()} },
+	w := newWatcher(src, time.Second, clock.NewFake(time.Time{}), func() tracker.Stamp { return tracker.Stamp{At: time.Now()} },
 		func(ev tracker.Event) {
 			if ev.Source != tracker.SourceWatcher {
 				t.Errorf("source = %s", ev.Source)
@@ -77,7 +78,7 @@ func TestWatcherFirstPollRunning(t *testing.T) {
 	// tracker merges it with what the hooks said).
 	src := &scriptedES{answers: []any{&es.Game{Path: "/p", Name: "P", System: "snes"}}}
 	var got []tracker.Event
-	w := newWatcher(src, time.Second, func() tracker.Stamp { return tracker.Stamp{At: time.Now()} },
+	w := newWatcher(src, time.Second, clock.NewFake(time.Time{}), func() tracker.Stamp { return tracker.Stamp{At: time.Now()} },
 		func(ev tracker.Event) { got = append(got, ev) }, nil, zerolog.Nop())
 	w.poll(context.Background())
 	if len(got) != 1 || got[0].Kind != tracker.KindGameStart || got[0].System != "snes" {
@@ -85,13 +86,18 @@ func TestWatcherFirstPollRunning(t *testing.T) {
 	}
 }
 
+// A part that panics or fails is restarted after a backoff that doubles:
+// 1 s, then 2 s. The fake clock shows the backoff without waiting for it.
 func TestSuperviseRestartsFailedParts(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	clk := clock.NewFake(time.Time{})
 	var mu sync.Mutex
 	runs := 0
+	count := func() int { mu.Lock(); defer mu.Unlock(); return runs }
 	done := make(chan struct{})
 	go func() {
-		supervise(ctx, zerolog.Nop(), []part{{"flaky", func(ctx context.Context) error {
+		supervise(ctx, clk, zerolog.Nop(), []part{{"flaky", func(ctx context.Context) error {
 			mu.Lock()
 			runs++
 			n := runs
@@ -108,9 +114,21 @@ func TestSuperviseRestartsFailedParts(t *testing.T) {
 		}}})
 		close(done)
 	}()
+	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer wcancel()
+	for i, backoff := range []time.Duration{time.Second, 2 * time.Second} {
+		if err := clk.BlockUntil(wctx, 1); err != nil {
+			t.Fatalf("restart %d: the supervisor never waited: %v", i+1, err)
+		}
+		clk.Advance(backoff - time.Millisecond)
+		if got := count(); got != i+1 {
+			t.Fatalf("restarted before its %v backoff: runs = %d", backoff, got)
+		}
+		clk.Advance(time.Millisecond)
+	}
 	select {
 	case <-done:
-	case <-time.After(20 * time.Second):
+	case <-time.After(10 * time.Second):
 		t.Fatal("supervise did not restart the part")
 	}
 	if runs != 3 {

@@ -10,28 +10,48 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-
-	"github.com/batocera-cabinet/cabinet/cmd/cabinet/config"
-	"github.com/batocera-cabinet/cabinet/hook/tracker/journal"
 )
+
+// watchDir watches a directory (created if absent). The daemon sets up
+// its watches before it says it is ready, so an edit made right after
+// start is not missed.
+func watchDir(dir string) (*fsnotify.Watcher, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, fmt.Errorf("watch %s: %w", dir, err)
+	}
+	if err := w.Add(dir); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("watch %s: %w", dir, err)
+	}
+	return w, nil
+}
+
+// watching runs fn on a watch of dir: the first time on the one made at
+// start (first), after a restart of the part on a new one.
+func watching(dir string, first *fsnotify.Watcher, fn func(context.Context, *fsnotify.Watcher) error) func(context.Context) error {
+	return func(ctx context.Context) error {
+		w := first
+		first = nil
+		if w == nil {
+			var err error
+			if w, err = watchDir(dir); err != nil {
+				return err
+			}
+		}
+		return fn(ctx, w)
+	}
+}
 
 // watchSpool ingests spooled events as soon as a hook writes one (the store
 // was busy, e.g. while the daemon was starting), and every half minute in
 // case a notification was missed.
-func (d *Daemon) watchSpool(ctx context.Context) error {
-	dir := d.eng.spool.Dir
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return fmt.Errorf("spool watcher: %w", err)
-	}
+func (d *Daemon) watchSpool(ctx context.Context, w *fsnotify.Watcher) error {
 	defer w.Close()
-	if err := w.Add(dir); err != nil {
-		return fmt.Errorf("watch %s: %w", dir, err)
-	}
-	tick := time.NewTicker(30 * time.Second)
+	tick, tc := d.clock.NewTicker(30 * time.Second)
 	defer tick.Stop()
 	d.ingestSpool() // files written before the watch began
 	for {
@@ -47,14 +67,14 @@ func (d *Daemon) watchSpool(ctx context.Context) error {
 			}
 		case err := <-w.Errors:
 			d.log.Warn().Err(err).Msg("spool watcher")
-		case <-tick.C:
+		case <-tc:
 			d.ingestSpool()
 		}
 	}
 }
 
 func (d *Daemon) ingestSpool() {
-	items, err := d.eng.spool.Read()
+	items, err := d.eng.owner.Spool.Read()
 	if err != nil || len(items) == 0 {
 		return
 	}
@@ -63,20 +83,22 @@ func (d *Daemon) ingestSpool() {
 	}
 }
 
+// configDebounce lets an editor's several writes settle into one reload.
+const configDebounce = 200 * time.Millisecond
+
+// msgConfigChanged is logged (debug) when the file changes, before the
+// debounce: tests wait for it to know the debounce is armed.
+const msgConfigChanged = "configuration file changed"
+
 // watchConfig applies edits of the configuration file without a restart.
 // The file's directory is watched, because ES and batocera-settings-set
 // replace batocera.conf by rename.
-func (d *Daemon) watchConfig(ctx context.Context) error {
-	file := d.opts.Load().File
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return fmt.Errorf("config watcher: %w", err)
-	}
+func (d *Daemon) watchConfig(ctx context.Context, w *fsnotify.Watcher) error {
 	defer w.Close()
-	if err := w.Add(filepath.Dir(file)); err != nil {
-		return fmt.Errorf("watch %s: %w", filepath.Dir(file), err)
-	}
-	var debounce <-chan time.Time
+	file := d.opts.ConfigFile
+	debounce, debounceC := d.clock.NewTimer(time.Hour)
+	debounce.Stop()
+	defer debounce.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -86,33 +108,37 @@ func (d *Daemon) watchConfig(ctx context.Context) error {
 				return fmt.Errorf("config watcher closed")
 			}
 			if filepath.Clean(ev.Name) == filepath.Clean(file) {
-				debounce = time.After(200 * time.Millisecond)
+				debounce.Reset(configDebounce)
+				d.log.Debug().Str("op", ev.Op.String()).Msg(msgConfigChanged)
 			}
 		case err := <-w.Errors:
 			d.log.Warn().Err(err).Msg("config watcher")
-		case <-debounce:
-			debounce = nil
+		case <-debounceC:
 			d.reload(ctx)
 		}
 	}
 }
 
-// reload reads the configuration again. An invalid file keeps the last good
-// configuration in force (logged, and shown by `cabinet doctor`).
+// reload reads the configuration again and applies what changed: each
+// part whose section differs is rebuilt. An invalid file keeps the last
+// good configuration in force (logged, and shown by `cabinet doctor`).
 func (d *Daemon) reload(ctx context.Context) {
-	l := d.opts.Load()
-	if l.Err != nil {
+	l, err := d.opts.Load()
+	if err == nil {
+		err = l.Err
+	}
+	if err != nil {
 		d.mu.Lock()
-		d.cfgErr = l.Err
+		d.cfgErr = err
 		d.mu.Unlock()
-		d.log.Error().Err(l.Err).Msg("configuration change refused: the last good configuration stays in force")
+		d.log.Error().Err(err).Msg("configuration change refused: the last good configuration stays in force")
 		return
 	}
+	cfg := &l.Config
 	d.mu.Lock()
 	old := d.cfg
-	d.cfg, d.cfgErr = &l.Config, nil
+	d.cfg, d.cfgErr = cfg, nil
 	d.mu.Unlock()
-	cfg := &l.Config
 	if reflect.DeepEqual(old, cfg) {
 		return
 	}
@@ -121,37 +147,25 @@ func (d *Daemon) reload(ctx context.Context) {
 	}
 	d.level.set(cfg.LogLevel)
 	if d.opts.Redactor != nil {
-		d.opts.Redactor.SetSecrets(cfg.Secrets())
+		d.opts.Redactor.SetSecrets(cfg.Secrets)
 	}
-	settings, err := haSettings(cfg, d.opts.Version)
-	if err != nil {
-		d.log.Error().Err(err).Msg("configuration change: Home Assistant settings invalid; keeping the old ones")
-		settings = d.eng.journal().Settings
+	ch := diff(old, cfg)
+	if ch.rules {
+		d.eng.setRules(cfg.Rules)
 	}
-	d.eng.setJournal(settings, journal.TrackerConfig(cfg), cfg.MQTTEnabled())
-	if mqttChanged(old, cfg) {
-		d.mu.Lock()
-		link := d.link
-		d.link = nil
-		d.mu.Unlock()
-		if link != nil {
-			sctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-			link.stop(sctx)
-			cancel()
-			d.eng.setPublisher(nil)
-		}
-		if err := d.startMQTT(d.linkCtx); err != nil {
-			d.log.Error().Err(err).Msg("MQTT link not restarted")
-		}
+	if ch.link {
+		d.restartMQTT(ctx)
 	}
-	if old.MCP.ReadOnly != cfg.MCP.ReadOnly || old.MCP.DryRun != cfg.MCP.DryRun || old.Name != cfg.Name ||
-		old.ESURL != cfg.ESURL || old.RetroArchAddr != cfg.RetroArchAddr || old.ScreenshotDir != cfg.ScreenshotDir {
+	if ch.es {
+		d.swapES(cfg.ESURL)
+	}
+	if ch.tools {
 		if err := d.buildMCP(cfg); err != nil {
 			d.log.Error().Err(err).Msg("configuration change: MCP tools not rebuilt")
 		}
 	}
-	if old.MCP.Listen != cfg.MCP.Listen || fmt.Sprint(old.MCP.AllowedHosts, old.MCP.AllowedOrigins) != fmt.Sprint(cfg.MCP.AllowedHosts, cfg.MCP.AllowedOrigins) {
-		d.log.Warn().Msg("cabinet.mcp.listen, allowed_hosts and allowed_origins apply at the next restart of cabinet serve")
+	if ch.http || ch.layout {
+		d.log.Warn().Msg("cabinet.mcp.listen, allowed_hosts, allowed_origins, cabinet.state_dir and cabinet.paths.root apply at the next restart of cabinet serve")
 	}
 	// Record discovery for new names, topics or switches (clearing what is
 	// no longer produced), and the diagnostics under the topics in force.
@@ -160,7 +174,19 @@ func (d *Daemon) reload(ctx context.Context) {
 	d.log.Info().Msg("configuration change applied")
 }
 
-// mqttChanged reports whether the link must be rebuilt.
-func mqttChanged(a, b *config.Config) bool {
-	return a.MQTT != b.MQTT || a.HA != b.HA || a.Name != b.Name || a.ID != b.ID
+// restartMQTT replaces the link with one for the configuration in force.
+func (d *Daemon) restartMQTT(ctx context.Context) {
+	d.mu.Lock()
+	link := d.link
+	d.link = nil
+	d.mu.Unlock()
+	if link != nil {
+		sctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		link.stop(sctx)
+		cancel()
+		d.eng.setPublisher(nil)
+	}
+	if err := d.startMQTT(d.linkCtx); err != nil {
+		d.log.Error().Err(err).Msg("MQTT link not restarted")
+	}
 }

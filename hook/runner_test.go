@@ -12,9 +12,11 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/haentities/outbox"
+	"github.com/batocera-cabinet/cabinet/hook/bootclock"
+	"github.com/batocera-cabinet/cabinet/hook/intake"
+	"github.com/batocera-cabinet/cabinet/hook/journal"
+	"github.com/batocera-cabinet/cabinet/hook/paths"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
-	"github.com/batocera-cabinet/cabinet/hook/tracker/journal"
-	"github.com/batocera-cabinet/cabinet/hook/tracker/journal/intake"
 	"github.com/batocera-cabinet/cabinet/simulator/peertest"
 )
 
@@ -32,7 +34,7 @@ func (p *recorder) Publish(_ context.Context, msgs []haentities.Message) (int, e
 }
 
 func stamped(kind tracker.Kind) tracker.Event {
-	return journal.Now().Event(kind, tracker.SourceES)
+	return bootclock.Now().Event(kind, tracker.SourceES)
 }
 
 // A daemon that died between its ack and its commit left an event in the
@@ -45,7 +47,7 @@ func TestStandaloneHookAppliesIntakeFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, _ := journal.IntakeRecord("acked-by-a-dead-daemon", stamped(tracker.KindWake))
+	rec, _ := journal.IntakeRecord(journal.Keyed{Key: "acked-by-a-dead-daemon", Event: stamped(tracker.KindWake)})
 	if err := lg.Append(rec); err != nil {
 		t.Fatal(err)
 	}
@@ -53,9 +55,7 @@ func TestStandaloneHookAppliesIntakeFirst(t *testing.T) {
 
 	pub := &recorder{}
 	r := &Runner{
-		StorePath: filepath.Join(dir, "cabinet.db"),
-		Spool:     journal.Spool{Dir: filepath.Join(dir, "spool")},
-		Intake:    intakePath,
+		Layout:    paths.Layout{State: dir},
 		Settings:  settings,
 		Publisher: pub,
 		Log:       zerolog.Nop(),
@@ -103,20 +103,18 @@ func TestStandaloneHookKeepsEventOnFullDisk(t *testing.T) {
 	}
 	lg.Close()
 	r := &Runner{
-		StorePath: filepath.Join(dir, "cabinet.db"),
-		Spool:     journal.Spool{Dir: filepath.Join(dir, "spool")},
-		Intake:    intakePath,
+		Layout:    paths.Layout{State: dir},
 		Settings:  haentities.Settings{ID: "full_disk"},
 		Publisher: &recorder{},
 		Log:       zerolog.Nop(),
 	}
 	// A new store: a few pages, too small for the first commit.
-	s, err := outbox.Open(r.StorePath, outbox.Options{})
+	s, err := outbox.Open(r.Layout.Store(), outbox.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
-	os.MkdirAll(r.Spool.Dir, 0o755)
+	os.MkdirAll(r.Layout.Spool(), 0o755)
 	filler := peertest.FillDisk(t, dir)
 
 	r.Handle(context.Background(), stamped(tracker.KindWake))

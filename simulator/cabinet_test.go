@@ -2,15 +2,11 @@ package simulator
 
 import (
 	"context"
-	"io"
-	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/batocera-cabinet/cabinet/cmd/cabinet/config"
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
 )
@@ -71,51 +67,5 @@ func TestGameLifecycle(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	if !strings.HasPrefix(lines[0], "gameStart nes libretro nestopia "+g.Path) || !strings.HasPrefix(lines[1], "gameStop nes") {
 		t.Errorf("configgen argv = %q", lines)
-	}
-}
-
-// TestWriteConfig proves the written file alone points Cabinet's
-// configuration at the simulator.
-func TestWriteConfig(t *testing.T) {
-	c, err := Start(Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	dir := t.TempDir()
-	p, err := c.WriteConfig(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := config.Load(config.Inputs{Environ: []string{"CABINET_CONFIG=" + p}})
-	if l.Err != nil || len(l.Warnings) != 0 {
-		t.Fatalf("config: %v %q", l.Err, l.Warnings)
-	}
-	cfg := l.Config
-	if cfg.ESURL != c.ESURL() || cfg.RetroArchAddr != c.RetroArchAddr() || cfg.Root != c.Root {
-		t.Errorf("config = %+v", cfg)
-	}
-	if !strings.HasPrefix(cfg.StatePath(), c.Dir) {
-		t.Errorf("state dir %s not inside %s", cfg.StatePath(), c.Dir)
-	}
-	for _, f := range []string{"/usr/share/batocera/batocera.version", "/sys/class/thermal/thermal_zone0/temp", "/userdata/system/batocera.conf"} {
-		if _, err := os.Stat(cfg.Path(f)); err != nil {
-			t.Errorf("fake tree lacks %s: %v", f, err)
-		}
-	}
-	if _, err := os.Stat(cfg.ScreenshotPath()); err != nil {
-		t.Errorf("screenshot dir: %v", err)
-	}
-	resp, err := http.Get(cfg.ESURL + "/caps")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(body), `"Version"`) {
-		t.Errorf("caps = %s", body)
-	}
-	if filepath.Dir(p) != dir {
-		t.Errorf("config at %s", p)
 	}
 }

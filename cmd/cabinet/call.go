@@ -14,9 +14,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/batocera-cabinet/cabinet/daemon"
 	"github.com/batocera-cabinet/cabinet/daemon/tools"
-	"github.com/batocera-cabinet/cabinet/hook/tracker/journal"
+	"github.com/batocera-cabinet/cabinet/hook/socket"
 )
 
 type callCommand struct{ env *env }
@@ -37,7 +36,7 @@ Examples:
 		return err
 	}
 	l := loadConfig(c.env, sets)
-	local, err := tools.FromConfig(&l.Config, buildVersion(), *dryRun, tools.Deps{History: daemon.StoreHistory{Path: journal.StorePath(&l.Config)}})
+	local, err := localTools(&l.Config, *dryRun)
 	if err != nil {
 		return err
 	}
@@ -62,11 +61,11 @@ Examples:
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	socket := ""
+	sock := ""
 	if !*standalone {
-		socket = journal.SocketPath(&l.Config)
+		sock = l.Config.Layout().Socket()
 	}
-	cl, err := c.client(ctx, socket, local, *dryRun)
+	cl, err := c.client(ctx, sock, local, *dryRun)
 	if err != nil {
 		return err
 	}
@@ -87,10 +86,10 @@ Examples:
 }
 
 // client connects to the daemon's MCP when it runs, else in-process.
-func (c *callCommand) client(ctx context.Context, socket string, local *tools.Server, dryRun bool) (*client.Client, error) {
+func (c *callCommand) client(ctx context.Context, sock string, local *tools.Server, dryRun bool) (*client.Client, error) {
 	var cl *client.Client
-	if socket != "" {
-		if conn, err := dialDaemonMCP(ctx, socket, dryRun); err == nil {
+	if sock != "" {
+		if conn, err := socket.DialMCP(ctx, sock, dryRun); err == nil {
 			tr := transport.NewIO(conn, conn, io.NopCloser(strings.NewReader("")))
 			// Closing the session ends the read loop; that is no error.
 			transport.WithCommandLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))(tr)

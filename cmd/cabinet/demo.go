@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/batocera-cabinet/cabinet/cmd/cabinet/config"
 	"github.com/batocera-cabinet/cabinet/cmd/cabinet/logfile"
 	"github.com/batocera-cabinet/cabinet/daemon"
 	"github.com/batocera-cabinet/cabinet/daemon/httpauth"
@@ -78,9 +77,8 @@ for you to try the MCP tools, until Ctrl-C (--once: exit after the evening).`, &
 	}
 	denv := *c.env
 	denv.Environ = append(append([]string{}, c.env.Environ...), "CABINET_CONFIG="+conf)
-	load := func() *config.Loaded { return loadConfig(&denv, sets) }
-	cfg := load().Config
-	logf, err := logfile.Open(filepath.Join(cfg.StatePath(), "cabinet.log"), 0, -1)
+	cfg := loadConfig(&denv, sets).Config
+	logf, err := logfile.Open(cfg.Layout().Log(), 0, -1)
 	if err != nil {
 		return err
 	}
@@ -91,7 +89,8 @@ for you to try the MCP tools, until Ctrl-C (--once: exit after the evening).`, &
 	ready := make(chan *daemon.Daemon, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- daemon.Run(dctx, daemon.Options{Load: load, Version: buildVersion(), LogOut: logf, Ready: func(d *daemon.Daemon) { ready <- d }})
+		done <- daemon.Run(dctx, daemon.Options{Load: daemonLoader(&denv, sets), ConfigFile: conf, Version: buildVersion(), LogOut: logf,
+			Ready: func(d *daemon.Daemon) { ready <- d }})
 	}()
 	var dmn *daemon.Daemon
 	select {
@@ -102,13 +101,13 @@ for you to try the MCP tools, until Ctrl-C (--once: exit after the evening).`, &
 		return nil
 	}
 	id, _ := cfg.CabinetID()
-	mcpURL, token := demoMCP(ctx, dmn, cfg.StatePath())
+	mcpURL, token := demoMCP(dmn, cfg.Layout().Token())
 	fmt.Fprintf(out, "Cabinet demo — a simulated cabinet, an embedded MQTT broker and the daemon, on loopback.\n\n")
 	fmt.Fprintf(out, "  MQTT broker     %s   (watch: mosquitto_sub -h %s -p %s -t 'batocera/#' -v)\n", broker.URL(), hostOf(broker.Addr()), portOf(broker.Addr()))
 	fmt.Fprintf(out, "  cabinet id      %s   (Home Assistant device \"Demo Cabinet\")\n", id)
 	fmt.Fprintf(out, "  EmulationStation (simulated) %s\n", cab.ESURL())
 	fmt.Fprintf(out, "  config          %s\n", conf)
-	fmt.Fprintf(out, "  log             %s\n", filepath.Join(cfg.StatePath(), "cabinet.log"))
+	fmt.Fprintf(out, "  log             %s\n", cfg.Layout().Log())
 	fmt.Fprintf(out, "  MCP over HTTP   %s   (bearer token %s)\n", mcpURL, token)
 	run := exe
 	if strings.Contains(exe, "go-build") {
@@ -198,15 +197,16 @@ func finalStates(b *mqttbroker.Broker, id string) []string {
 func hostOf(addr string) string { h, _, _ := strings.Cut(addr, ":"); return h }
 func portOf(addr string) string { _, p, _ := strings.Cut(addr, ":"); return p }
 
-// demoMCP waits for the daemon's HTTP listener and returns its URL and token.
-func demoMCP(ctx context.Context, d *daemon.Daemon, stateDir string) (string, string) {
-	deadline := time.Now().Add(5 * time.Second)
-	for d.HTTPAddr() == "" && time.Now().Before(deadline) && ctx.Err() == nil {
-		time.Sleep(20 * time.Millisecond)
+// demoMCP returns MCP's URL and token: the daemon listens (or has said why
+// it cannot) before it calls Ready.
+func demoMCP(d *daemon.Daemon, tokenFile string) (string, string) {
+	addr := d.HTTPAddr()
+	if addr == "" {
+		return "(not available: " + d.Status().MCPHTTPError + ")", "-"
 	}
-	tok, err := httpauth.ReadToken(filepath.Join(stateDir, httpauth.TokenFile))
+	tok, err := httpauth.ReadToken(tokenFile)
 	if err != nil {
 		tok = "(" + err.Error() + ")"
 	}
-	return "http://" + d.HTTPAddr() + "/mcp", tok
+	return "http://" + addr + "/mcp", tok
 }

@@ -25,9 +25,23 @@ func goList(t *testing.T, args ...string) []string {
 	return strings.Fields(string(out))
 }
 
+// daemonMayUse is what the daemon may import of hook/: the shared event
+// path (tracking, the journal and its intake log, the socket protocol, the
+// file layout, the boot clock). Anything else under hook/ is the hook
+// command's own.
+var daemonMayUse = []string{"hook/tracker", "hook/journal", "hook/intake", "hook/socket", "hook/paths", "hook/bootclock"}
+
+// hookMayLink is every package of ours that the hook path (hook/...) may
+// link: itself, Home Assistant's payloads, the store and the MQTT link.
+// A new dependency of the path every ES event runs must be added here on
+// purpose.
+var hookMayLink = []string{"hook", "haentities", "haentities/outbox", "haentities/mqttlink", "haentities/untrusted"}
+
 // TestProductionDependencies keeps test machinery out of the binary that
-// runs on every ES event, and keeps hook and daemon apart (they share only
-// hook/tracker and haentities).
+// runs on every ES event, keeps hook and daemon apart (the daemon uses only
+// the shared event path of hook/), keeps the hook path to an explicit list,
+// and keeps configuration at cmd/: no package below it, tests included,
+// imports cmd/....
 func TestProductionDependencies(t *testing.T) {
 	deps := goList(t, "-deps", ".")
 	for _, d := range deps {
@@ -38,23 +52,40 @@ func TestProductionDependencies(t *testing.T) {
 			t.Errorf("the cabinet binary links test helper %s", d)
 		}
 	}
-	pairs := []struct{ from, forbidden string }{
-		{module + "/hook/...", module + "/daemon"},
-		{module + "/daemon/...", module + "/hook"},
-	}
-	for _, p := range pairs {
-		pkgs := goList(t, p.from)
-		if len(pkgs) == 0 || strings.Contains(pkgs[0], "matched no packages") {
-			continue
+	ours := func(d string) (string, bool) {
+		if d == module {
+			return "", true
 		}
-		for _, d := range goList(t, append([]string{"-deps"}, pkgs...)...) {
-			if d == p.forbidden || strings.HasPrefix(d, p.forbidden+"/") {
-				// hook/tracker is shared and may be imported by daemon.
-				if p.forbidden == module+"/hook" && strings.HasPrefix(d, module+"/hook/tracker") {
-					continue
-				}
-				t.Errorf("%s imports %s", p.from, d)
+		rel, ok := strings.CutPrefix(d, module+"/")
+		return rel, ok
+	}
+	within := func(rel string, list []string) bool {
+		for _, p := range list {
+			if rel == p || strings.HasPrefix(rel, p+"/") {
+				return true
 			}
+		}
+		return false
+	}
+	for _, d := range goList(t, "-deps", module+"/daemon/...") {
+		if rel, ok := ours(d); ok && within(rel, []string{"hook"}) && !within(rel, daemonMayUse) {
+			t.Errorf("daemon/... imports %s (allowed of hook/: %v)", d, daemonMayUse)
+		}
+	}
+	for _, d := range goList(t, "-deps", module+"/hook/...") {
+		if rel, ok := ours(d); ok && !within(rel, hookMayLink) {
+			t.Errorf("the hook path links %s (allowed: %v)", d, hookMayLink)
+		}
+	}
+	var below []string
+	for _, p := range goList(t, module+"/...") {
+		if rel, _ := ours(p); !strings.HasPrefix(rel, "cmd/") {
+			below = append(below, p)
+		}
+	}
+	for _, d := range goList(t, append([]string{"-deps", "-test"}, below...)...) {
+		if rel, ok := ours(d); ok && strings.HasPrefix(rel, "cmd/") {
+			t.Errorf("a package below cmd/ (or its tests) imports %s: map the configuration in cmd/cabinet instead", d)
 		}
 	}
 }

@@ -1,12 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"net"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/cmd/cabinet/config"
@@ -15,7 +14,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
 	"github.com/batocera-cabinet/cabinet/haentities/mqttlink"
-	"github.com/batocera-cabinet/cabinet/hook/tracker/journal"
+	"github.com/batocera-cabinet/cabinet/hook/socket"
 	"github.com/batocera-cabinet/cabinet/packaging"
 )
 
@@ -60,21 +59,23 @@ func doctorEnv(l *config.Loaded) (doctor.Env, error) {
 		return doctor.Env{}, err
 	}
 	env := doctor.Env{
-		Loaded:    l,
-		ES:        esc,
-		RetroArch: retroarch.New(cfg.RetroArchAddr, retroarch.WithTimeout(time.Second)),
-		Hooks:     rootedLayout(cfg),
-		Extra:     []doctor.Check{{Name: "daemon", Run: daemonCheck(journal.SocketPath(cfg))}},
+		Config:          doctor.Reading{File: l.File, Err: l.Err, Warnings: l.Warnings},
+		Layout:          cfg.Layout(),
+		ESURL:           cfg.ESURL,
+		ES:              esc,
+		RetroArch:       retroarch.New(cfg.RetroArchAddr, retroarch.WithTimeout(time.Second)),
+		RetroArchAddr:   cfg.RetroArchAddr,
+		NetworkCommands: networkCommandsEnabled(cfg),
+		Hooks:           rootedLayout(cfg),
+		Extra:           []doctor.Check{{Name: "daemon", Run: daemonCheck(cfg.Layout().Socket())}},
 	}
 	if cfg.MQTTEnabled() {
 		id, _ := cfg.CabinetID()
 		if id == "" {
 			id = "new"
 		}
-		opts := mqttlink.Options{
-			Broker: cfg.MQTT.Broker, Username: cfg.MQTT.Username, Password: cfg.MQTT.Password.Reveal(),
-			ClientID: fmt.Sprintf("cabinet_%s_doctor%d", id, os.Getpid()), CAFile: cfg.Path(cfg.MQTT.CAFile),
-		}
+		opts := mqttOptions(cfg, doctorClientID(id))
+		env.MQTTBroker, env.MQTTUser = cfg.MQTT.Broker, cfg.MQTT.Username
 		env.MQTTConnect = func(ctx context.Context) error {
 			conn, err := mqttlink.Dial(ctx, opts)
 			if err != nil {
@@ -85,6 +86,23 @@ func doctorEnv(l *config.Loaded) (doctor.Env, error) {
 		}
 	}
 	return env, nil
+}
+
+// networkCommandsEnabled reads global.retroarch.network_cmd_enable from
+// batocera.conf (the first occurrence, as batocera-settings-get).
+func networkCommandsEnabled(cfg *config.Config) bool {
+	b, err := os.ReadFile(cfg.Path(config.DefaultFile))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), "=")
+		if ok && strings.TrimSpace(k) == "global.retroarch.network_cmd_enable" {
+			on, _ := config.ParseBool(strings.Trim(strings.TrimSpace(v), `"`))
+			return on
+		}
+	}
+	return false
 }
 
 // rootedLayout is where the hook scripts live on this cabinet (under
@@ -102,31 +120,25 @@ func rootedLayout(cfg *config.Config) packaging.Layout {
 }
 
 // daemonCheck asks `cabinet serve` for its status over its socket: whether
-// it runs, its MQTT link, its outbox, and whether it refused a configuration
-// edit (it then keeps the last good one).
-func daemonCheck(socket string) func(context.Context, []doctor.Result) doctor.Result {
+// it runs, its MQTT link, its outbox, MCP over HTTP, and whether it refused
+// a configuration edit (it then keeps the last good one).
+func daemonCheck(path string) func(context.Context, []doctor.Result) doctor.Result {
 	return func(ctx context.Context, _ []doctor.Result) doctor.Result {
-		var d net.Dialer
-		conn, err := d.DialContext(ctx, "unix", socket)
-		if err != nil {
+		var st daemon.Status
+		err := socket.Status(ctx, path, &st)
+		if errors.Is(err, socket.ErrNotRunning) {
 			return doctor.Result{Status: doctor.Warn, Detail: "cabinet serve is not running: each hook records its event itself",
 				Hint: "install and start the service (README: \"The daemon as a Batocera service\") for the MQTT last will, live configuration and MCP on the LAN"}
 		}
-		defer conn.Close()
-		if dl, ok := ctx.Deadline(); ok {
-			conn.SetDeadline(dl)
-		}
-		var rep journal.Reply
-		if err := journal.WriteLine(conn, journal.Request{Op: journal.OpStatus}); err == nil {
-			err = journal.ReadLine(bufio.NewReader(conn), &rep)
-		}
-		var st daemon.Status
-		if err != nil || !rep.OK || json.Unmarshal(rep.Status, &st) != nil {
-			return doctor.Result{Status: doctor.Fail, Detail: fmt.Sprintf("cabinet serve does not answer on %s", socket),
+		if err != nil {
+			return doctor.Result{Status: doctor.Fail, Detail: fmt.Sprintf("cabinet serve does not answer on %s", path),
 				Hint: "restart it: batocera-services stop cabinet; batocera-services start cabinet"}
 		}
 		facts := []string{fmt.Sprintf("outbox: %d waiting, %d dropped, %d expired; %d sessions logged; %d MQTT reconnects",
 			st.OutboxDepth, st.OutboxDropped, st.OutboxExpired, st.Sessions, st.Reconnects)}
+		if st.MCPHTTP != "" {
+			facts = append(facts, "MCP over HTTP on "+st.MCPHTTP)
+		}
 		switch {
 		case st.ConfigError != "":
 			return doctor.Result{Status: doctor.Fail, Detail: fmt.Sprintf("cabinet serve (pid %d) refused the last configuration edit and keeps the last good one: %s", st.PID, st.ConfigError),
@@ -137,6 +149,9 @@ func daemonCheck(socket string) func(context.Context, []doctor.Result) doctor.Re
 				detail += ": " + st.MQTTError
 			}
 			return doctor.Result{Status: doctor.Fail, Detail: detail, Hint: "check the broker and cabinet.mqtt.*; the daemon retries on its own", Facts: facts}
+		case st.MCPHTTPError != "":
+			return doctor.Result{Status: doctor.Warn, Detail: fmt.Sprintf("cabinet serve (pid %d) runs, but MCP over HTTP does not: %s", st.PID, st.MCPHTTPError),
+				Hint: "set cabinet.mcp.listen to a free address (or stop what holds it) and restart the service; hooks, MQTT and `cabinet mcp` work meanwhile", Facts: facts}
 		}
 		return doctor.Result{Status: doctor.OK, Detail: fmt.Sprintf("cabinet serve %s runs (pid %d, since %s)", st.Version, st.PID, st.Started.Format(time.RFC3339)), Facts: facts}
 	}

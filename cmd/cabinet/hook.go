@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,8 +18,10 @@ import (
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/haentities/mqttlink"
 	"github.com/batocera-cabinet/cabinet/hook"
+	"github.com/batocera-cabinet/cabinet/hook/bootclock"
+	"github.com/batocera-cabinet/cabinet/hook/journal"
+	"github.com/batocera-cabinet/cabinet/hook/socket"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
-	"github.com/batocera-cabinet/cabinet/hook/tracker/journal"
 )
 
 // Hook budgets: ES runs hooks on its own path, so an ordinary event gets a
@@ -35,7 +36,7 @@ const (
 type hookCommand struct{ env *env }
 
 func (c *hookCommand) Run(ctx context.Context, args []string) (err error) {
-	stamp := journal.Now() // first thing: the event's time
+	stamp := bootclock.Now() // first thing: the event's time
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
 		fmt.Fprint(c.env.Stderr, `Usage: cabinet hook [--source es|configgen] EVENT [ARGS...]
 
@@ -91,11 +92,11 @@ exits 0, and returns within a quarter of a second. Problems go to
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	// The daemon's fast path first: it owns the store and the MQTT link.
-	key := journal.NewKey(ev)
-	if err := hook.Deliver(ctx, journal.SocketPath(cfg), key, ev); err == nil {
+	own := journal.NewKeyed(ev)
+	if err := socket.Deliver(ctx, cfg.Layout().Socket(), own.Key, ev); err == nil {
 		log.Debug().Str("event", string(ev.Kind)).Dur("took", time.Since(stamp.At)).Msg("hook handed to the daemon")
 		return nil
-	} else if err != hook.ErrNoDaemon {
+	} else if err != socket.ErrNoDaemon {
 		log.Warn().Err(err).Str("event", string(ev.Kind)).Msg("daemon did not ack in time; recording the event here")
 	}
 	r, err := newHookRunner(cfg, log)
@@ -106,41 +107,27 @@ exits 0, and returns within a quarter of a second. Problems go to
 	var once sync.Once
 	r.ScheduleFlush = func(d time.Duration) { once.Do(func() { spawnFlusher(c.env, d, log) }) }
 	r.RetryDelivery = func() { r.ScheduleFlush(2 * time.Second) }
-	r.HandleKeyed(ctx, key, ev)
+	r.HandleKeyed(ctx, own)
 	log.Debug().Str("event", string(ev.Kind)).Str("source", string(ev.Source)).Dur("took", time.Since(stamp.At)).Msg("hook done")
 	return nil
 }
 
 // newHookRunner builds the standalone runner from the configuration.
 func newHookRunner(cfg *config.Config, log zerolog.Logger) (*hook.Runner, error) {
-	settings, err := journal.Settings(cfg, buildVersion())
+	settings, err := haSettings(cfg, buildVersion(), false)
 	if err != nil {
 		return nil, err
 	}
 	r := &hook.Runner{
-		StorePath: journal.StorePath(cfg),
-		Spool:     journal.Spool{Dir: journal.SpoolDir(cfg)},
-		Intake:    journal.IntakePath(cfg),
-		Settings:  settings,
-		Tracker:   journal.TrackerConfig(cfg),
-		Log:       log,
+		Layout:   cfg.Layout(),
+		Settings: settings,
+		Tracker:  journalRules(cfg, settings).Tracker,
+		Log:      log,
 	}
 	if cfg.MQTTEnabled() {
-		r.Publisher = oneShot{hookMQTTOptions(cfg, settings.ID)}
+		r.Publisher = oneShot{mqttOptions(cfg, hookClientID(settings.ID))}
 	}
 	return r, nil
-}
-
-// hookMQTTOptions: hooks connect as cabinet_<id>_h<pid> with no last will,
-// so they never knock the daemon's session off.
-func hookMQTTOptions(cfg *config.Config, id string) mqttlink.Options {
-	return mqttlink.Options{
-		Broker:   cfg.MQTT.Broker,
-		Username: cfg.MQTT.Username,
-		Password: cfg.MQTT.Password.Reveal(),
-		ClientID: fmt.Sprintf("cabinet_%s_h%d", id, os.Getpid()),
-		CAFile:   cfg.Path(cfg.MQTT.CAFile),
-	}
 }
 
 type oneShot struct{ opts mqttlink.Options }
@@ -153,7 +140,7 @@ func (o oneShot) Publish(ctx context.Context, msgs []haentities.Message) (int, e
 // is opened only if something is logged; when it cannot be opened the hook
 // stays silent rather than write to ES.
 func hookLogger(cfg *config.Config) (zerolog.Logger, func()) {
-	f := logfile.OpenLazy(filepath.Join(cfg.StatePath(), "cabinet.log"), 0, -1)
+	f := logfile.OpenLazy(cfg.Layout().Log(), 0, -1)
 	return logfile.New(logfile.NewRedactor(f, cfg.Secrets()), cfg.LogLevel).With().Str("cmd", "hook").Logger(), func() { f.Close() }
 }
 
@@ -178,7 +165,7 @@ func spawnFlusher(e *env, d time.Duration, log zerolog.Logger) {
 // runFlusher waits, then flushes, as long as the tracker has something
 // pending.
 func runFlusher(ctx context.Context, cfg *config.Config, r *hook.Runner, d time.Duration, log zerolog.Logger) {
-	lock, err := os.OpenFile(filepath.Join(cfg.StatePath(), "flush.lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	lock, err := os.OpenFile(cfg.Layout().FlushLock(), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return
 	}

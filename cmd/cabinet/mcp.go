@@ -1,20 +1,18 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log"
 	"net"
-	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/batocera-cabinet/cabinet/cmd/cabinet/config"
 	"github.com/batocera-cabinet/cabinet/daemon"
 	"github.com/batocera-cabinet/cabinet/daemon/tools"
-	"github.com/batocera-cabinet/cabinet/hook/tracker/journal"
+	"github.com/batocera-cabinet/cabinet/hook/socket"
 )
 
 type mcpCommand struct{ env *env }
@@ -31,12 +29,12 @@ history and the store); otherwise the tools run in this process. Logs go to stde
 	}
 	l := loadConfig(c.env, sets)
 	if !*standalone {
-		conn, err := dialDaemonMCP(ctx, journal.SocketPath(&l.Config), false)
+		conn, err := socket.DialMCP(ctx, l.Config.Layout().Socket(), false)
 		if err == nil {
 			return bridge(ctx, conn, c.env.Stdin, c.env.Stdout)
 		}
 	}
-	srv, err := tools.FromConfig(&l.Config, buildVersion(), false, tools.Deps{History: daemon.StoreHistory{Path: journal.StorePath(&l.Config)}})
+	srv, err := localTools(&l.Config, false)
 	if err != nil {
 		return err
 	}
@@ -48,48 +46,10 @@ history and the store); otherwise the tools run in this process. Logs go to stde
 	return nil
 }
 
-// dialDaemonMCP opens an MCP session through the daemon's socket.
-func dialDaemonMCP(ctx context.Context, socket string, dryRun bool) (net.Conn, error) {
-	var d net.Dialer
-	dctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
-	defer cancel()
-	conn, err := d.DialContext(dctx, "unix", socket)
-	if err != nil {
-		return nil, err
-	}
-	conn.SetDeadline(time.Now().Add(2 * time.Second))
-	if err := journal.WriteLine(conn, journal.Request{Op: journal.OpMCP, DryRun: dryRun}); err != nil {
-		conn.Close()
-		return nil, err
-	}
-	r := bufio.NewReader(conn)
-	var rep journal.Reply
-	if err := journal.ReadLine(r, &rep); err != nil {
-		conn.Close()
-		return nil, err
-	}
-	if !rep.OK {
-		conn.Close()
-		return nil, fmt.Errorf("daemon: %s", rep.Error)
-	}
-	conn.SetDeadline(time.Time{})
-	return &readerConn{Conn: conn, r: r}, nil
-}
-
-type readerConn struct {
-	net.Conn
-	r *bufio.Reader
-}
-
-func (c *readerConn) Read(p []byte) (int, error) { return c.r.Read(p) }
-
-// CloseWrite half-closes the socket: the daemon sees the end of the
-// session's input and still sends its last answers.
-func (c *readerConn) CloseWrite() error {
-	if uc, ok := c.Conn.(*net.UnixConn); ok {
-		return uc.CloseWrite()
-	}
-	return nil
+// localTools builds the tools in this process, with the play history read
+// from the store (opened briefly for each query: a hook may need it next).
+func localTools(cfg *config.Config, dryRun bool) (*tools.Server, error) {
+	return tools.Build(toolsSettings(cfg), buildVersion(), dryRun, tools.Deps{History: daemon.StoreHistory{Path: cfg.Layout().Store()}})
 }
 
 // bridge copies stdio to and from the daemon. When the client closes its

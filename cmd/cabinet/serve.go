@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 
-	"github.com/batocera-cabinet/cabinet/cmd/cabinet/config"
 	"github.com/batocera-cabinet/cabinet/cmd/cabinet/logfile"
 	"github.com/batocera-cabinet/cabinet/daemon"
 )
@@ -22,11 +20,10 @@ Stops cleanly on SIGTERM/SIGINT.`, &sets)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	load := func() *config.Loaded { return loadConfig(c.env, sets) }
-	l := load()
+	l := loadConfig(c.env, sets)
 	var out = c.env.Stderr
 	if !*toStderr {
-		f, err := logfile.Open(filepath.Join(l.Config.StatePath(), "cabinet.log"), 0, -1)
+		f, err := logfile.Open(l.Config.Layout().Log(), 0, -1)
 		if err != nil {
 			return fmt.Errorf("open the log: %w", err)
 		}
@@ -34,5 +31,11 @@ Stops cleanly on SIGTERM/SIGINT.`, &sets)
 		out = f
 	}
 	red := logfile.NewRedactor(out, l.Config.Secrets())
-	return daemon.Run(ctx, daemon.Options{Load: load, Version: buildVersion(), LogOut: red, Redactor: red})
+	return daemon.Run(ctx, daemon.Options{Load: daemonLoader(c.env, sets), ConfigFile: l.File, Version: buildVersion(), LogOut: red, Redactor: red})
+}
+
+// daemonLoader reads the configuration as the daemon's, at start and after
+// every edit of the file.
+func daemonLoader(e *env, sets setFlag) func() (daemon.Loaded, error) {
+	return func() (daemon.Loaded, error) { return daemonConfig(loadConfig(e, sets), buildVersion()) }
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 
 	"github.com/batocera-cabinet/cabinet/daemon/httpauth"
 )
@@ -20,7 +19,7 @@ http://<cabinet>:8717/mcp ("Authorization: Bearer <token>"). It is kept 0600 in
 		return err
 	}
 	l := loadConfig(c.env, sets)
-	path := filepath.Join(l.Config.StatePath(), httpauth.TokenFile)
+	path := l.Config.Layout().Token()
 	var tok string
 	var err error
 	switch fs.Arg(0) {

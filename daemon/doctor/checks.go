@@ -9,12 +9,11 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/batocera-cabinet/cabinet/cmd/cabinet/config"
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
-	"github.com/batocera-cabinet/cabinet/hook/tracker/journal"
-	"github.com/batocera-cabinet/cabinet/hook/tracker/journal/intake"
+	"github.com/batocera-cabinet/cabinet/hook/intake"
+	"github.com/batocera-cabinet/cabinet/hook/paths"
 	"github.com/batocera-cabinet/cabinet/packaging"
 )
 
@@ -30,17 +29,34 @@ type RetroArch interface {
 	Status(ctx context.Context) (retroarch.Status, error)
 }
 
-// Env is everything the standard checks look at.
+// Env is everything the standard checks look at; cmd/cabinet fills it
+// from the configuration.
 type Env struct {
-	Loaded    *config.Loaded
+	Config    Reading
+	Layout    paths.Layout
+	ESURL     string // cabinet.es.url, named in hints
 	ES        ES
 	RetroArch RetroArch
-	// MQTTConnect connects to the broker and disconnects (nil: MQTT off).
-	MQTTConnect func(ctx context.Context) error
+	// RetroArchAddr is cabinet.retroarch.addr; NetworkCommands is
+	// global.retroarch.network_cmd_enable as batocera.conf has it.
+	RetroArchAddr   string
+	NetworkCommands bool
+	// MQTTBroker is cabinet.mqtt.broker ("": MQTT off) and MQTTUser its
+	// user; MQTTConnect connects to the broker and disconnects.
+	MQTTBroker, MQTTUser string
+	MQTTConnect          func(ctx context.Context) error
 	// Hooks is the script layout as installed on this cabinet (rooted).
 	Hooks packaging.Layout
 	// Extra checks appended after the standard ones (the daemon's).
 	Extra []Check
+}
+
+// Reading is what the configuration check reports: the file read, the
+// invalid values (their defaults are in use) and the warnings.
+type Reading struct {
+	File     string
+	Err      error
+	Warnings []string
 }
 
 // Standard check names.
@@ -57,16 +73,15 @@ const (
 
 // Checks returns the standard checks in layer order.
 func Checks(env Env) []Check {
-	cfg := &env.Loaded.Config
 	checks := []Check{
-		{CheckConfig, func(ctx context.Context, _ []Result) Result { return checkConfig(env.Loaded) }},
-		{CheckState, func(ctx context.Context, _ []Result) Result { return checkState(cfg) }},
+		{CheckConfig, func(ctx context.Context, _ []Result) Result { return checkConfig(env.Config) }},
+		{CheckState, func(ctx context.Context, _ []Result) Result { return checkState(env.Layout) }},
 		{CheckES, func(ctx context.Context, _ []Result) Result {
 			caps, err := env.ES.Caps(ctx)
 			if err != nil {
-				return esFailure(cfg, err)
+				return esFailure(env.ESURL, err)
 			}
-			return Result{Status: OK, Detail: fmt.Sprintf("EmulationStation answers at %s (Batocera %s)", cfg.ESURL, untrusted.Clean(caps.Version, 40))}
+			return Result{Status: OK, Detail: fmt.Sprintf("EmulationStation answers at %s (Batocera %s)", env.ESURL, untrusted.Clean(caps.Version, 40))}
 		}},
 		{CheckLibrary, func(ctx context.Context, earlier []Result) Result {
 			if Failed(earlier, CheckES) {
@@ -74,7 +89,7 @@ func Checks(env Env) []Check {
 			}
 			systems, err := env.ES.Systems(ctx)
 			if err != nil {
-				return esFailure(cfg, err)
+				return esFailure(env.ESURL, err)
 			}
 			real := es.GameSystems(systems)
 			games := 0
@@ -92,7 +107,7 @@ func Checks(env Env) []Check {
 			}
 			g, err := env.ES.RunningGame(ctx)
 			if err != nil {
-				return esFailure(cfg, err)
+				return esFailure(env.ESURL, err)
 			}
 			if g == nil {
 				return Result{Status: OK, Detail: "no game running"}
@@ -100,15 +115,15 @@ func Checks(env Env) []Check {
 			return Result{Status: OK, Detail: fmt.Sprintf("playing %s (%s)", untrusted.Clean(g.Name, 80), untrusted.Clean(g.System, 40))}
 		}},
 		{CheckRetroArch, func(ctx context.Context, earlier []Result) Result {
-			return checkRetroArch(ctx, cfg, env.RetroArch, earlier)
+			return checkRetroArch(ctx, env, earlier)
 		}},
-		{CheckMQTT, func(ctx context.Context, _ []Result) Result { return checkMQTT(ctx, cfg, env.MQTTConnect) }},
+		{CheckMQTT, func(ctx context.Context, _ []Result) Result { return checkMQTT(ctx, env) }},
 		{CheckHooks, func(ctx context.Context, _ []Result) Result { return checkHooks(env.Hooks) }},
 	}
 	return append(checks, env.Extra...)
 }
 
-func checkConfig(l *config.Loaded) Result {
+func checkConfig(l Reading) Result {
 	if l.Err != nil {
 		var lines []string
 		for _, e := range strings.Split(l.Err.Error(), "\n") {
@@ -123,8 +138,8 @@ func checkConfig(l *config.Loaded) Result {
 	return Result{Status: OK, Detail: "read " + l.File}
 }
 
-func checkState(cfg *config.Config) Result {
-	dir := cfg.StatePath()
+func checkState(l paths.Layout) Result {
+	dir := l.State
 	fi, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -146,16 +161,16 @@ func checkState(cfg *config.Config) Result {
 			return Result{Status: Warn, Detail: fmt.Sprintf("%s has only %d MiB free", dir, free>>20), Hint: "free some space on /userdata: the store and log need a few MiB", Facts: facts}
 		}
 	}
-	facts = append(facts, waiting(cfg)...)
+	facts = append(facts, waiting(l)...)
 	return Result{Status: OK, Detail: dir, Facts: facts}
 }
 
 // waiting names the events not yet in the store: spooled by hooks that
 // found it busy, or left in the daemon's intake log. A few for a moment is
 // normal; many that stay mean no process has owned the store since.
-func waiting(cfg *config.Config) []string {
+func waiting(l paths.Layout) []string {
 	var out []string
-	if ents, err := os.ReadDir(journal.SpoolDir(cfg)); err == nil {
+	if ents, err := os.ReadDir(l.Spool()); err == nil {
 		n := 0
 		for _, e := range ents {
 			if strings.HasSuffix(e.Name(), ".event") {
@@ -166,7 +181,7 @@ func waiting(cfg *config.Config) []string {
 			out = append(out, fmt.Sprintf("%d event(s) waiting in the spool (the next hook or `cabinet serve` applies them)", n))
 		}
 	}
-	if b, err := os.ReadFile(journal.IntakePath(cfg)); err == nil {
+	if b, err := os.ReadFile(l.Intake()); err == nil {
 		if _, recs, _ := intake.Parse(b); len(recs) > 0 {
 			out = append(out, fmt.Sprintf("%d event(s) waiting in the intake log (the next hook or `cabinet serve` applies them)", len(recs)))
 		}
@@ -174,11 +189,11 @@ func waiting(cfg *config.Config) []string {
 	return out
 }
 
-func esFailure(cfg *config.Config, err error) Result {
+func esFailure(esURL string, err error) Result {
 	r := Result{Status: Fail, Detail: err.Error()}
 	switch {
 	case errors.Is(err, es.ErrUnavailable):
-		r.Hint = fmt.Sprintf("wait for EmulationStation to finish loading, or restart it; if it runs, check cabinet.es.url (%s)", cfg.ESURL)
+		r.Hint = fmt.Sprintf("wait for EmulationStation to finish loading, or restart it; if it runs, check cabinet.es.url (%s)", esURL)
 	case errors.Is(err, es.ErrForbidden):
 		r.Hint = "ES only answers 127.0.0.1: keep cabinet.es.url=http://127.0.0.1:1234 (or turn on ES's public web access)"
 	default:
@@ -187,8 +202,8 @@ func esFailure(cfg *config.Config, err error) Result {
 	return r
 }
 
-func checkRetroArch(ctx context.Context, cfg *config.Config, ra RetroArch, earlier []Result) Result {
-	enabled := NetworkCommandsEnabled(cfg)
+func checkRetroArch(ctx context.Context, env Env, earlier []Result) Result {
+	enabled, ra := env.NetworkCommands, env.RetroArch
 	playing := false
 	if g, ok := Find(earlier, CheckGame); ok && g.Status == OK && strings.HasPrefix(g.Detail, "playing ") {
 		playing = true
@@ -196,12 +211,12 @@ func checkRetroArch(ctx context.Context, cfg *config.Config, ra RetroArch, earli
 	if playing {
 		st, err := ra.Status(ctx)
 		if err == nil {
-			return Result{Status: OK, Detail: fmt.Sprintf("RetroArch %s %s (network commands on %s)", st.State, untrusted.Clean(st.Game, 80), cfg.RetroArchAddr)}
+			return Result{Status: OK, Detail: fmt.Sprintf("RetroArch %s %s (network commands on %s)", st.State, untrusted.Clean(st.Game, 80), env.RetroArchAddr)}
 		}
 		if !enabled {
 			return Result{Status: Fail, Detail: "RetroArch does not answer network commands", Hint: "add global.retroarch.network_cmd_enable=true to /userdata/system/batocera.conf and relaunch the game"}
 		}
-		return Result{Status: Warn, Detail: "the running game does not answer on " + cfg.RetroArchAddr,
+		return Result{Status: Warn, Detail: "the running game does not answer on " + env.RetroArchAddr,
 			Hint: "it may use a standalone emulator (no RetroArch), or it started before network commands were enabled: relaunch it"}
 	}
 	if !enabled {
@@ -210,35 +225,19 @@ func checkRetroArch(ctx context.Context, cfg *config.Config, ra RetroArch, earli
 	return Result{Status: OK, Detail: "network commands enabled in batocera.conf (checked live while a game runs)"}
 }
 
-// NetworkCommandsEnabled reads global.retroarch.network_cmd_enable from
-// batocera.conf (the first occurrence, as batocera-settings-get).
-func NetworkCommandsEnabled(cfg *config.Config) bool {
-	b, err := os.ReadFile(cfg.Path(config.DefaultFile))
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		k, v, ok := strings.Cut(strings.TrimSpace(line), "=")
-		if ok && strings.TrimSpace(k) == "global.retroarch.network_cmd_enable" {
-			on, _ := config.ParseBool(strings.Trim(strings.TrimSpace(v), `"`))
-			return on
-		}
-	}
-	return false
-}
-
-func checkMQTT(ctx context.Context, cfg *config.Config, connect func(context.Context) error) Result {
-	if !cfg.MQTTEnabled() || connect == nil {
+func checkMQTT(ctx context.Context, env Env) Result {
+	connect := env.MQTTConnect
+	if env.MQTTBroker == "" || connect == nil {
 		return Result{Status: Warn, Detail: "MQTT is off: Home Assistant sees nothing", Hint: "set cabinet.mqtt.broker (tcp://host:1883) and, if needed, cabinet.mqtt.username and cabinet.mqtt.password_file"}
 	}
 	if err := connect(ctx); err != nil {
 		return Result{Status: Fail, Detail: err.Error(), Hint: "check that the broker runs and is reachable from the cabinet, and cabinet.mqtt.* (broker, username, password)"}
 	}
 	who := "anonymously"
-	if cfg.MQTT.Username != "" {
-		who = "as " + cfg.MQTT.Username
+	if env.MQTTUser != "" {
+		who = "as " + env.MQTTUser
 	}
-	return Result{Status: OK, Detail: fmt.Sprintf("connected to %s %s", cfg.MQTT.Broker, who)}
+	return Result{Status: OK, Detail: fmt.Sprintf("connected to %s %s", env.MQTTBroker, who)}
 }
 
 func checkHooks(l packaging.Layout) Result {

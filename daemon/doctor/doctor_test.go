@@ -8,37 +8,53 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batocera-cabinet/cabinet/cmd/cabinet/config"
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
 	"github.com/batocera-cabinet/cabinet/haentities/mqttlink"
+	"github.com/batocera-cabinet/cabinet/hook/intake"
+	"github.com/batocera-cabinet/cabinet/hook/journal"
+	"github.com/batocera-cabinet/cabinet/hook/paths"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
-	"github.com/batocera-cabinet/cabinet/hook/tracker/journal"
-	"github.com/batocera-cabinet/cabinet/hook/tracker/journal/intake"
 	"github.com/batocera-cabinet/cabinet/packaging"
 	"github.com/batocera-cabinet/cabinet/simulator"
 	"github.com/batocera-cabinet/cabinet/simulator/mqttbroker"
 )
 
-// envFor builds the checks' environment from a config file, as `cabinet
-// doctor` does.
-func envFor(t *testing.T, confPath string, extra ...string) Env {
+// site is what a cabinet's configuration says, as cmd/cabinet maps it
+// into Env.
+type site struct {
+	root, esURL, raAddr    string
+	networkCommands        bool // global.retroarch.network_cmd_enable
+	broker, user, password string
+}
+
+// simSite is the simulator's configuration: its batocera.conf enables
+// RetroArch's network commands.
+func simSite(cab *simulator.Cabinet) site {
+	return site{root: cab.Root, esURL: cab.ESURL(), raAddr: cab.RetroArchAddr(), networkCommands: true}
+}
+
+// envFor builds the checks' environment the way `cabinet doctor` does.
+func envFor(t *testing.T, s site) Env {
 	t.Helper()
-	if len(extra) > 0 {
-		b, _ := os.ReadFile(confPath)
-		os.WriteFile(confPath, append(b, []byte(strings.Join(extra, "\n")+"\n")...), 0o644)
-	}
-	l := config.Load(config.Inputs{Environ: []string{"CABINET_CONFIG=" + confPath}})
-	cfg := &l.Config
-	esc, err := es.New(es.Config{URL: cfg.ESURL, Timeout: time.Second})
+	esc, err := es.New(es.Config{URL: s.esURL, Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
+	rooted := func(p string) string { return filepath.Join(s.root, p) }
 	hooks := packaging.DefaultLayout()
-	hooks.ESScripts, hooks.UserScripts, hooks.RunDir = cfg.Path(hooks.ESScripts), cfg.Path(hooks.UserScripts), cfg.RunDir()
-	env := Env{Loaded: l, ES: esc, RetroArch: retroarch.New(cfg.RetroArchAddr, retroarch.WithTimeout(300*time.Millisecond)), Hooks: hooks}
-	if cfg.MQTTEnabled() {
-		opts := mqttlink.Options{Broker: cfg.MQTT.Broker, Username: cfg.MQTT.Username, Password: cfg.MQTT.Password.Reveal(), ClientID: "doctor-test"}
+	hooks.ESScripts, hooks.UserScripts, hooks.RunDir = rooted(hooks.ESScripts), rooted(hooks.UserScripts), rooted("/var/run/cabinet")
+	env := Env{
+		Config: Reading{File: rooted("/userdata/system/batocera.conf")},
+		Layout: paths.Layout{State: rooted("/userdata/system/cabinet"), Run: rooted("/var/run/cabinet")},
+		ESURL:  s.esURL, ES: esc,
+		RetroArch: retroarch.New(s.raAddr, retroarch.WithTimeout(300*time.Millisecond)), RetroArchAddr: s.raAddr,
+		NetworkCommands: s.networkCommands,
+		Hooks:           hooks,
+	}
+	if s.broker != "" {
+		opts := mqttlink.Options{Broker: s.broker, Username: s.user, Password: s.password, ClientID: "doctor-test"}
+		env.MQTTBroker, env.MQTTUser = s.broker, s.user
 		env.MQTTConnect = func(ctx context.Context) error {
 			c, err := mqttlink.Dial(ctx, opts)
 			if err == nil {
@@ -64,17 +80,15 @@ func TestDoctorAgainstSimulator(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cab.Close()
-	conf, err := cab.WriteConfig(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
 	broker, err := mqttbroker.Start(mqttbroker.Options{Users: map[string]string{"ha": "s3cret-pw"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer broker.Close()
+	s := simSite(cab)
+	s.broker, s.user, s.password = broker.URL(), "ha", "s3cret-pw"
 
-	rep := Run(context.Background(), Checks(envFor(t, conf, "cabinet.mqtt.broker="+broker.URL(), "cabinet.mqtt.username=ha", "cabinet.mqtt.password=s3cret-pw")), 3*time.Second)
+	rep := Run(context.Background(), Checks(envFor(t, s)), 3*time.Second)
 	got := statuses(rep)
 	for name, want := range map[string]Status{CheckConfig: OK, CheckES: OK, CheckLibrary: OK, CheckGame: OK, CheckRetroArch: OK, CheckMQTT: OK, CheckHooks: Warn} {
 		if got[name].Status != want {
@@ -91,7 +105,7 @@ func TestDoctorAgainstSimulator(t *testing.T) {
 	if _, err := esc.LaunchGame(context.Background(), "snes", games[0].ID); err != nil {
 		t.Fatal(err)
 	}
-	rep = Run(context.Background(), Checks(envFor(t, conf)), 3*time.Second)
+	rep = Run(context.Background(), Checks(envFor(t, simSite(cab))), 3*time.Second)
 	if r := statuses(rep)[CheckRetroArch]; r.Status != OK || !strings.Contains(r.Detail, "RetroArch playing") {
 		t.Errorf("retroarch while playing = %+v", r)
 	}
@@ -101,10 +115,8 @@ func TestDoctorAgainstSimulator(t *testing.T) {
 }
 
 func TestDoctorAgainstNothing(t *testing.T) {
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "c.conf")
-	os.WriteFile(conf, []byte("cabinet.paths.root="+dir+"\ncabinet.es.url=http://127.0.0.1:9\ncabinet.retroarch.addr=127.0.0.1:9\ncabinet.mqtt.broker=tcp://127.0.0.1:9\ncabinet.mqtt.password=hunter2-secret\n"), 0o644)
-	rep := Run(context.Background(), Checks(envFor(t, conf)), 3*time.Second)
+	nothing := site{root: t.TempDir(), esURL: "http://127.0.0.1:9", raAddr: "127.0.0.1:9", broker: "tcp://127.0.0.1:9", password: "hunter2-secret"}
+	rep := Run(context.Background(), Checks(envFor(t, nothing)), 3*time.Second)
 	got := statuses(rep)
 	if rep.OK {
 		t.Fatal("doctor passed against nothing")
@@ -131,13 +143,14 @@ func TestDoctorWrongCredentialsAndStaleHooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cab.Close()
-	conf, _ := cab.WriteConfig(t.TempDir())
 	broker, err := mqttbroker.Start(mqttbroker.Options{Users: map[string]string{"ha": "right"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer broker.Close()
-	env := envFor(t, conf, "cabinet.mqtt.broker="+broker.URL(), "cabinet.mqtt.username=ha", "cabinet.mqtt.password=wrong")
+	wrong := simSite(cab)
+	wrong.broker, wrong.user, wrong.password = broker.URL(), "ha", "wrong"
+	env := envFor(t, wrong)
 	// One script installed but edited: the install is stale.
 	s := env.Hooks.ESScriptFiles()[0]
 	os.MkdirAll(filepath.Dir(s.Path), 0o755)
@@ -154,22 +167,21 @@ func TestDoctorWrongCredentialsAndStaleHooks(t *testing.T) {
 // Events not yet in the store are shown with the state dir.
 func TestDoctorShowsWaitingEvents(t *testing.T) {
 	root := t.TempDir()
-	l := config.Load(config.Inputs{Environ: []string{"CABINET_CONFIG=/nonexistent", "CABINET_PATHS_ROOT=" + root}})
-	cfg := &l.Config
-	os.MkdirAll(cfg.StatePath(), 0o755)
+	cfg := paths.Layout{State: filepath.Join(root, "userdata/system/cabinet"), Run: filepath.Join(root, "var/run/cabinet")}
+	os.MkdirAll(cfg.State, 0o755)
 	if r := checkState(cfg); r.Status != OK || strings.Contains(strings.Join(r.Facts, " "), "waiting") {
 		t.Fatalf("empty state dir: %+v, want OK with nothing waiting", r)
 	}
 	ev := tracker.Event{Kind: tracker.KindWake, At: time.Now(), Source: tracker.SourceES}
-	if err := (journal.Spool{Dir: journal.SpoolDir(cfg)}).Write(ev); err != nil {
+	if err := (journal.Spool{Dir: cfg.Spool()}).Write(journal.NewKeyed(ev)); err != nil {
 		t.Fatal(err)
 	}
-	lg, err := intake.Open(journal.IntakePath(cfg))
+	lg, err := intake.Open(cfg.Intake())
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, key := range []string{"k1", "k2"} {
-		rec, _ := journal.IntakeRecord(key, ev)
+		rec, _ := journal.IntakeRecord(journal.Keyed{Key: key, Event: ev})
 		lg.Append(rec)
 	}
 	lg.Close()

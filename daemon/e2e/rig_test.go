@@ -1,10 +1,9 @@
 package e2e
 
 import (
-	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,7 +15,8 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon"
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/haentities/outbox"
-	"github.com/batocera-cabinet/cabinet/hook/tracker/journal"
+	"github.com/batocera-cabinet/cabinet/hook/paths"
+	"github.com/batocera-cabinet/cabinet/hook/socket"
 	"github.com/batocera-cabinet/cabinet/simulator"
 )
 
@@ -78,7 +78,7 @@ func newRig(t testing.TB, b *testBroker, extra ...string) *rig {
 		t.Fatal(err)
 	}
 	r.state = cab.Path("/userdata/system/cabinet")
-	r.sock = filepath.Join(cab.Path("/var/run/cabinet"), journal.SocketName)
+	r.sock = filepath.Join(cab.Path("/var/run/cabinet"), paths.SocketName)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("daemon log (%s):\n%s", r.id, r.logs.tail())
@@ -116,23 +116,10 @@ func (r *rig) startOnline() *daemonProc {
 // daemonStatus asks the running daemon for its status over the socket.
 func (r *rig) daemonStatus() (daemon.Status, error) {
 	var st daemon.Status
-	conn, err := net.DialTimeout("unix", r.sock, 2*time.Second)
-	if err != nil {
-		return st, err
-	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(5 * time.Second))
-	if err := journal.WriteLine(conn, journal.Request{Op: journal.OpStatus}); err != nil {
-		return st, err
-	}
-	var rep journal.Reply
-	if err := journal.ReadLine(bufio.NewReader(conn), &rep); err != nil {
-		return st, err
-	}
-	if !rep.OK {
-		return st, fmt.Errorf("status refused: %s", rep.Error)
-	}
-	return st, json.Unmarshal(rep.Status, &st)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := socket.Status(ctx, r.sock, &st)
+	return st, err
 }
 
 // waitStatus waits until the daemon's status satisfies ok.

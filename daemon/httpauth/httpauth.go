@@ -20,9 +20,6 @@ import (
 	"time"
 )
 
-// TokenFile is the token's file name in the state dir.
-const TokenFile = "token"
-
 // minTokenLen: shorter tokens are refused (a user may write the file).
 const minTokenLen = 32
 

@@ -13,7 +13,7 @@ import (
 
 func TestGuard(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, TokenFile)
+	path := filepath.Join(dir, "token")
 	tok, err := NewToken(path)
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +98,7 @@ func TestGuard(t *testing.T) {
 }
 
 func TestReadToken(t *testing.T) {
-	path := filepath.Join(t.TempDir(), TokenFile)
+	path := filepath.Join(t.TempDir(), "token")
 	if _, err := ReadToken(path); err != ErrNoToken {
 		t.Errorf("missing: %v", err)
 	}
@@ -106,7 +106,7 @@ func TestReadToken(t *testing.T) {
 	if _, err := ReadToken(path); err == nil {
 		t.Error("short token accepted")
 	}
-	tok, err := EnsureToken(filepath.Join(t.TempDir(), TokenFile))
+	tok, err := EnsureToken(filepath.Join(t.TempDir(), "token"))
 	if err != nil || len(tok) != 43 {
 		t.Errorf("EnsureToken = %q, %v", tok, err)
 	}

@@ -12,7 +12,7 @@ import (
 
 func toolDef(t testing.TB, name string) mcp.Tool {
 	t.Helper()
-	for _, st := range buildToolset(newHandlers(Deps{History: stubHistory{}}, Options{})).registered(false) {
+	for _, st := range buildToolset(newWiring(Deps{History: stubHistory{}}, Options{})).registered(false) {
 		if st.Tool.Name == name {
 			return st.Tool
 		}
@@ -125,7 +125,7 @@ func FuzzParseCallArgs(f *testing.F) {
 	f.Add("batocera_play_history", "since=7d\x00limit=100")
 	f.Add("batocera_find_games", "offset=-0\x00players=+3")
 	names := map[string]mcp.Tool{}
-	for _, st := range buildToolset(newHandlers(Deps{History: stubHistory{}}, Options{})).registered(false) {
+	for _, st := range buildToolset(newWiring(Deps{History: stubHistory{}}, Options{})).registered(false) {
 		names[st.Tool.Name] = st.Tool
 	}
 	f.Fuzz(func(t *testing.T, tool, joined string) {

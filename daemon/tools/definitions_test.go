@@ -34,8 +34,7 @@ var (
 // dependencies (definitions never touch them).
 func allDefinitions(t *testing.T) []server.ServerTool {
 	t.Helper()
-	h := newHandlers(Deps{History: stubHistory{}}, Options{})
-	ts := buildToolset(h)
+	ts := buildToolset(newWiring(Deps{History: stubHistory{}}, Options{}))
 	return ts.registered(false)
 }
 

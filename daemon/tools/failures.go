@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
@@ -21,7 +22,7 @@ const (
 )
 
 // gameName is a game's display name, cleaned.
-func (h *handlers) gameName(g es.Game) string {
+func gameName(g es.Game) string {
 	if n := untrusted.Clean(g.Name, maxName); n != "" {
 		return n
 	}
@@ -29,7 +30,7 @@ func (h *handlers) gameName(g es.Game) string {
 }
 
 // systemName is a system name from ES, cleaned.
-func (h *handlers) systemName(s string) string {
+func systemName(s string) string {
 	if n := untrusted.Clean(s, maxIdent); n != "" {
 		return n
 	}
@@ -38,7 +39,7 @@ func (h *handlers) systemName(s string) string {
 
 // esFailure turns an ES error into a refusal that says what to do. ES being
 // away is not a bug in Cabinet: the model must be able to tell the user.
-func (h *handlers) esFailure(what string, err error) error {
+func esFailure(what string, err error) error {
 	switch {
 	case errors.Is(err, context.Canceled):
 		return err
@@ -54,17 +55,25 @@ func (h *handlers) esFailure(what string, err error) error {
 	return refuse("Could not %s: %s", what, untrusted.Clean(err.Error(), maxErrorRunes))
 }
 
-// raFailure turns a RetroArch error into a refusal. A silent RetroArch and
+// raLink is how the tools reach RetroArch: every call bounded by timeout,
+// and failures explained with what es says runs.
+type raLink struct {
+	ra      RetroArch
+	es      ES
+	timeout time.Duration
+}
+
+// failure turns a RetroArch error into a refusal. A silent RetroArch and
 // no game look the same on the wire, so ES is asked what runs.
-func (h *handlers) raFailure(ctx context.Context, what string, err error) error {
+func (l raLink) failure(ctx context.Context, what string, err error) error {
 	if errors.Is(err, context.Canceled) {
 		return err
 	}
 	if !errors.Is(err, retroarch.ErrNotRunning) {
 		return refuse("Could not %s: %s", what, untrusted.Clean(err.Error(), maxErrorRunes))
 	}
-	addr := untrusted.Clean(h.ra.Addr(), maxIdent)
-	running, esErr := h.es.RunningGame(ctx)
+	addr := untrusted.Clean(l.ra.Addr(), maxIdent)
+	running, esErr := l.es.RunningGame(ctx)
 	switch {
 	case esErr == nil && running == nil:
 		return refuse("Could not %s: no game is running. Start one with batocera_launch_game.", what)
@@ -72,32 +81,32 @@ func (h *handlers) raFailure(ctx context.Context, what string, err error) error 
 		return refuse("Could not %s: RetroArch is not answering on %s while %s (%s) runs. Either it is not a RetroArch "+
 			"game (standalone emulators have no network commands), or network commands are off: add "+
 			"global.retroarch.network_cmd_enable=true to /userdata/system/batocera.conf and relaunch the game.",
-			what, addr, h.gameName(*running), h.systemName(running.System))
+			what, addr, gameName(*running), systemName(running.System))
 	}
 	return refuse("Could not %s: RetroArch is not answering on %s. No game may be running, or network commands are "+
 		"off: add global.retroarch.network_cmd_enable=true to /userdata/system/batocera.conf and relaunch the game.",
 		what, addr)
 }
 
-// raContext bounds one RetroArch call: a silent RetroArch would otherwise
-// hold it for the whole request deadline.
-func (h *handlers) raContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, h.opts.RetroArchTimeout)
+// bounded limits one RetroArch call to the timeout: a silent RetroArch
+// would otherwise hold it for the whole request deadline.
+func (l raLink) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, l.timeout)
 }
 
-// raStatus asks GET_STATUS within the RetroArch timeout.
-func (h *handlers) raStatus(ctx context.Context) (retroarch.Status, error) {
-	rctx, cancel := h.raContext(ctx)
+// status asks GET_STATUS within the RetroArch timeout.
+func (l raLink) status(ctx context.Context) (retroarch.Status, error) {
+	rctx, cancel := l.bounded(ctx)
 	defer cancel()
-	return h.ra.Status(rctx)
+	return l.ra.Status(rctx)
 }
 
-// raSend presses one hotkey within the RetroArch timeout.
-func (h *handlers) raSend(ctx context.Context, cmd retroarch.Command) error {
-	rctx, cancel := h.raContext(ctx)
+// send presses one hotkey within the RetroArch timeout.
+func (l raLink) send(ctx context.Context, cmd retroarch.Command) error {
+	rctx, cancel := l.bounded(ctx)
 	defer cancel()
-	if err := h.ra.Send(rctx, cmd); err != nil {
-		return h.raFailure(ctx, "send "+cmd.String(), err)
+	if err := l.ra.Send(rctx, cmd); err != nil {
+		return l.failure(ctx, "send "+cmd.String(), err)
 	}
 	return nil
 }

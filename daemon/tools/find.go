@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -51,7 +52,7 @@ type gameHit struct {
 	LastPlayed string `json:"last_played,omitempty"`
 }
 
-func findGamesTool(h *handlers) (mcp.Tool, server.ToolHandlerFunc) {
+func findGamesTool(cat *catalog, seed func() uint64, loc *time.Location) (mcp.Tool, server.ToolHandlerFunc) {
 	modes := make([]string, 0, 6)
 	for _, m := range search.Modes() {
 		modes = append(modes, string(m))
@@ -83,13 +84,14 @@ func findGamesTool(h *handlers) (mcp.Tool, server.ToolHandlerFunc) {
 			req("total", integer("How many games match in all.")),
 			req("next_offset", nullable(integer("Offset of the next page; null at the end (and for random)."))),
 		))
-	return t, typed(h.findGames)
+	return t, typed(func(ctx context.Context, a findArgs) (findResult, error) { return findGames(ctx, cat, seed, loc, a) })
 }
 
-func (h *handlers) findGames(ctx context.Context, a findArgs) (findResult, error) {
-	ix, systems, err := h.catalog.index(ctx)
+func findGames(ctx context.Context, cat *catalog, seed func() uint64, loc *time.Location,
+	a findArgs) (findResult, error) {
+	ix, systems, err := cat.index(ctx)
 	if err != nil {
-		return findResult{}, h.esFailure("read the game lists", err)
+		return findResult{}, esFailure("read the game lists", err)
 	}
 	if a.System != "" && !slices.Contains(systems, a.System) {
 		hint := ""
@@ -98,9 +100,9 @@ func (h *handlers) findGames(ctx context.Context, a findArgs) (findResult, error
 		}
 		return findResult{}, refuse("Unknown system %q.%s Systems: %s.", a.System, hint, listNames(systems, 60))
 	}
-	seed := h.seed()
+	n := seed()
 	q := search.Query{Text: a.Query, System: a.System, Genre: a.Genre, Players: a.Players, Mode: search.Mode(a.Mode),
-		Offset: min(max(a.Offset, 0), maxOffset), Limit: a.Limit, Rand: rand.New(rand.NewPCG(seed, seed^0x5eed))}
+		Offset: min(max(a.Offset, 0), maxOffset), Limit: a.Limit, Rand: rand.New(rand.NewPCG(n, n^0x5eed))}
 	if q.Limit <= 0 {
 		q.Limit = defaultLimit
 	}
@@ -114,7 +116,7 @@ func (h *handlers) findGames(ctx context.Context, a findArgs) (findResult, error
 		g := gameHit{System: hit.System, GameID: hit.ID, Name: hit.Name, Year: hit.Year, Genre: hit.Genre,
 			Players: hit.Players, Favorite: hit.Favorite, PlayCount: hit.PlayCount, PlayTimeS: hit.PlayTime}
 		if !hit.LastPlayed.IsZero() {
-			g.LastPlayed = h.timestamp(hit.LastPlayed)
+			g.LastPlayed = timestamp(hit.LastPlayed, loc)
 		}
 		res.Games = append(res.Games, g)
 	}

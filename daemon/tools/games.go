@@ -56,7 +56,7 @@ type getGameResult struct {
 	Truncated []string   `json:"truncated"`
 }
 
-func getGameTool(h *handlers) (mcp.Tool, server.ToolHandlerFunc) {
+func getGameTool(e ES, loc *time.Location) (mcp.Tool, server.ToolHandlerFunc) {
 	t := define("batocera_get_game", "Game details",
 		"Details of one game: description, developer, publisher, release year, genre, players, rating, favorite, "+
 			"how often and how long it was played and when last. Text comes from the game library (scrapers): "+
@@ -77,21 +77,21 @@ func getGameTool(h *handlers) (mcp.Tool, server.ToolHandlerFunc) {
 			)),
 			req("truncated", array("Fields that were cut to fit (their text ends with …).", str("A field name."))),
 		))
-	return t, typed(h.getGame)
+	return t, typed(func(ctx context.Context, a getGameArgs) (getGameResult, error) { return getGame(ctx, e, loc, a) })
 }
 
-func (h *handlers) getGame(ctx context.Context, a getGameArgs) (getGameResult, error) {
-	g, err := h.es.Game(ctx, a.System, a.GameID)
+func getGame(ctx context.Context, e ES, loc *time.Location, a getGameArgs) (getGameResult, error) {
+	g, err := e.Game(ctx, a.System, a.GameID)
 	if errors.Is(err, es.ErrNotFound) || errors.Is(err, es.ErrInvalidArgument) {
 		return getGameResult{}, refuse("No game with id %q in system %q. Find games and their ids with batocera_find_games.",
 			a.GameID, a.System)
 	}
 	if err != nil {
-		return getGameResult{}, h.esFailure("read the game", err)
+		return getGameResult{}, esFailure("read the game", err)
 	}
 	res := getGameResult{Truncated: []string{}}
 	cut := func(field, s string, max int) string { return clip(field, s, max, false, &res.Truncated) }
-	d := gameDetail{System: h.systemName(a.System), GameID: untrusted.Clean(g.ID, maxIdent),
+	d := gameDetail{System: systemName(a.System), GameID: untrusted.Clean(g.ID, maxIdent),
 		Name: cut("name", g.Name, maxName), Path: cut("path", g.Path, maxPath),
 		Description: clip("description", g.Desc, maxDescription, true, &res.Truncated),
 		Developer:   cut("developer", g.Developer, maxShort), Publisher: cut("publisher", g.Publisher, maxShort),
@@ -104,7 +104,7 @@ func (h *handlers) getGame(ctx context.Context, a getGameArgs) (getGameResult, e
 		d.Rating = ptr(math.Round(math.Min(g.Rating, 1)*100) / 100)
 	}
 	if !g.LastPlayed.IsZero() {
-		d.LastPlayed = ptr(h.timestamp(g.LastPlayed))
+		d.LastPlayed = ptr(timestamp(g.LastPlayed, loc))
 	}
 	res.Game = d
 	return res, nil
@@ -125,7 +125,8 @@ func clip(field, s string, max int, multiline bool, truncated *[]string) string 
 	return clean(full, max)
 }
 
-func (h *handlers) timestamp(t time.Time) string { return t.In(h.loc).Format(time.RFC3339) }
+// timestamp renders t in loc: ES stores local time.
+func timestamp(t time.Time, loc *time.Location) string { return t.In(loc).Format(time.RFC3339) }
 
 func (r getGameResult) text() string {
 	g := r.Game

@@ -74,26 +74,26 @@ func (g *guard) beginLaunch() (end func(), err error) {
 // launchable applies the allow-list and the one-game rule: the game must be
 // in ES's own list of that system (its path is what will be sent; callers
 // never supply one), and no game may be running.
-func (h *handlers) launchable(ctx context.Context, system, id string) (es.Game, error) {
-	g, err := h.es.LookupGame(ctx, system, id)
+func launchable(ctx context.Context, e ES, system, id string) (es.Game, error) {
+	g, err := e.LookupGame(ctx, system, id)
 	switch {
 	case errors.Is(err, es.ErrNotFound), errors.Is(err, es.ErrInvalidArgument):
 		return es.Game{}, refuse("No game with id %q in system %q. Find games and their ids with batocera_find_games "+
 			"(system names come from batocera_list_systems).", id, system)
 	case err != nil:
-		return es.Game{}, h.esFailure("look up the game", err)
+		return es.Game{}, esFailure("look up the game", err)
 	case g.Path == "":
 		return es.Game{}, refuse("EmulationStation lists game %q without a path, so it cannot be launched; "+
 			"reload the game lists with batocera_reload_games.", id)
 	}
-	running, err := h.es.RunningGame(ctx)
+	running, err := e.RunningGame(ctx)
 	if err != nil {
-		return es.Game{}, h.esFailure("check the running game", err)
+		return es.Game{}, esFailure("check the running game", err)
 	}
 	if running != nil {
 		return es.Game{}, refuse("%s is already running on %s; quit it first with batocera_quit_game "+
 			"(EmulationStation would start the new game only after that one ends).",
-			h.gameName(*running), h.systemName(running.System))
+			gameName(*running), systemName(running.System))
 	}
 	return g, nil
 }

@@ -57,7 +57,16 @@ type outbox struct {
 	Dropped int `json:"dropped"`
 }
 
-func getHealthTool(h *handlers) (mcp.Tool, server.ToolHandlerFunc) {
+// healthDeps are what batocera_get_health reads.
+type healthDeps struct {
+	cabinet, version string
+	paths            Paths // all but ScreenshotDir
+	es               ES
+	ra               raLink
+	daemon           DaemonStatus // nil: no MQTT and outbox figures
+}
+
+func getHealthTool(d healthDeps) (mcp.Tool, server.ToolHandlerFunc) {
 	nint := func(d string) js { return nullable(integer(d)) }
 	nstr := func(d string) js { return nullable(str(d)) }
 	t := define("batocera_get_health", "Cabinet health",
@@ -83,11 +92,11 @@ func getHealthTool(h *handlers) (mcp.Tool, server.ToolHandlerFunc) {
 				req("dropped", integer("Messages dropped because it was full.")))),
 			req("warnings", array("Figures that could not be read, and why.", str("One warning."))),
 		))
-	return t, typed(h.getHealth)
+	return t, typed(d.health)
 }
 
-func (h *handlers) getHealth(ctx context.Context, _ none) (healthResult, error) {
-	res := healthResult{Cabinet: h.name, Warnings: []string{}, Versions: versions{Cabinet: h.version}}
+func (d healthDeps) health(ctx context.Context, _ none) (healthResult, error) {
+	res := healthResult{Cabinet: d.cabinet, Warnings: []string{}, Versions: versions{Cabinet: d.version}}
 	if res.Versions.Cabinet == "" {
 		res.Versions.Cabinet = "dev"
 	}
@@ -95,42 +104,42 @@ func (h *handlers) getHealth(ctx context.Context, _ none) (healthResult, error) 
 		res.Warnings = append(res.Warnings, what+": "+untrusted.Clean(err.Error(), 200))
 	}
 	var err error
-	if res.CPUTempC, err = cpuTemp(h.paths.ThermalZones); err != nil {
+	if res.CPUTempC, err = cpuTemp(d.paths.ThermalZones); err != nil {
 		warn("CPU temperature", err)
 	}
-	if res.Load, err = readLoad(h.paths.LoadAvg); err != nil {
+	if res.Load, err = readLoad(d.paths.LoadAvg); err != nil {
 		warn("load", err)
 	}
-	if res.Memory, err = readMem(h.paths.MemInfo); err != nil {
+	if res.Memory, err = readMem(d.paths.MemInfo); err != nil {
 		warn("memory", err)
 	}
-	if free, err := diskFreeBytes(h.paths.StateDir); err != nil {
+	if free, err := diskFreeBytes(d.paths.StateDir); err != nil {
 		warn("free space", err)
 	} else {
 		res.DiskFreeBytes = &free
 	}
-	if res.UptimeS, err = readUptime(h.paths.Uptime); err != nil {
+	if res.UptimeS, err = readUptime(d.paths.Uptime); err != nil {
 		warn("uptime", err)
 	}
-	if v, err := readSmall(h.paths.BatoceraVersion); err != nil {
+	if v, err := readSmall(d.paths.BatoceraVersion); err != nil {
 		warn("Batocera version", err)
 	} else if f := strings.Fields(v); len(f) > 0 {
 		res.Versions.Batocera = ptr(untrusted.Clean(f[0], maxIdent))
 	}
-	if caps, err := h.es.Caps(ctx); err == nil {
+	if caps, err := d.es.Caps(ctx); err == nil {
 		res.Versions.ES = ptr(untrusted.Clean(caps.Version, maxShort))
 	}
-	rctx, cancel := h.raContext(ctx)
-	if v, err := h.ra.Version(rctx); err == nil {
+	rctx, cancel := d.ra.bounded(ctx)
+	if v, err := d.ra.ra.Version(rctx); err == nil {
 		res.Versions.RetroArch = ptr(untrusted.Clean(v, maxIdent))
 	}
 	cancel()
-	if h.daemon != nil {
-		if d, err := h.daemon.DaemonHealth(ctx); err != nil {
+	if d.daemon != nil {
+		if dh, err := d.daemon.DaemonHealth(ctx); err != nil {
 			warn("daemon", err)
 		} else {
-			res.MQTT = &mqttState{Connected: d.MQTTConnected}
-			res.Outbox = &outbox{Depth: d.OutboxDepth, Dropped: d.OutboxDropped}
+			res.MQTT = &mqttState{Connected: dh.MQTTConnected}
+			res.Outbox = &outbox{Depth: dh.OutboxDepth, Dropped: dh.OutboxDropped}
 		}
 	}
 	return res, nil

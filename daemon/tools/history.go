@@ -66,7 +66,7 @@ type systemTotal struct {
 	TotalS   int64  `json:"total_s"`
 }
 
-func playHistoryTool(h *handlers) (mcp.Tool, server.ToolHandlerFunc) {
+func playHistoryTool(hist History, clock Clock, loc *time.Location) (mcp.Tool, server.ToolHandlerFunc) {
 	when := "RFC 3339 time, a date (2025-04-01), today, yesterday, now, or an age such as 7d, 24h, 2w."
 	t := define("batocera_play_history", "Play history",
 		"Play sessions the cabinet logged: which game, when, for how long, newest first; with totals per game and "+
@@ -97,11 +97,15 @@ func playHistoryTool(h *handlers) (mcp.Tool, server.ToolHandlerFunc) {
 				req("total_s", integer("Seconds played in all.")))),
 			req("warnings", array("Things worth knowing about the figures.", str("One warning."))),
 		))
-	return t, typed(h.playHistory)
+	return t, typed(func(ctx context.Context, a historyArgs) (historyResult, error) {
+		return playHistory(ctx, hist, clock.Now().In(loc), a)
+	})
 }
 
-func (h *handlers) playHistory(ctx context.Context, a historyArgs) (historyResult, error) {
-	now := h.clock.Now().In(h.loc)
+// playHistory reads the sessions of the period a asks for, now being the
+// current time in the location dates are rendered in.
+func playHistory(ctx context.Context, hist History, now time.Time, a historyArgs) (historyResult, error) {
+	loc := now.Location()
 	since, err := parseWhen(a.Since, now, now.AddDate(0, 0, -defaultHistoryDays))
 	if err != nil {
 		return historyResult{}, refuse("since: %v", err)
@@ -113,7 +117,7 @@ func (h *handlers) playHistory(ctx context.Context, a historyArgs) (historyResul
 	if !since.Before(until) {
 		return historyResult{}, refuse("since (%s) must be before until (%s).", since.Format(time.RFC3339), until.Format(time.RFC3339))
 	}
-	sessions, err := h.history.Sessions(ctx, HistoryQuery{Since: since, Until: until, System: a.System, Limit: maxHistorySessions})
+	sessions, err := hist.Sessions(ctx, HistoryQuery{Since: since, Until: until, System: a.System, Limit: maxHistorySessions})
 	if err != nil {
 		return historyResult{}, refuse("Could not read the play history: %s", untrusted.Clean(err.Error(), maxErrorRunes))
 	}
@@ -122,7 +126,7 @@ func (h *handlers) playHistory(ctx context.Context, a historyArgs) (historyResul
 	if limit <= 0 {
 		limit = defaultLimit
 	}
-	res := historyResult{Since: h.timestamp(since), Until: h.timestamp(until), Sessions: []sessionOut{},
+	res := historyResult{Since: timestamp(since, loc), Until: timestamp(until, loc), Sessions: []sessionOut{},
 		Warnings: []string{}, Totals: historyTotals{ByGame: []gameTotal{}, BySystem: []systemTotal{}}}
 	if len(sessions) >= maxHistorySessions {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("Only the newest %d sessions are counted; choose a shorter period.", maxHistorySessions))
@@ -130,10 +134,10 @@ func (h *handlers) playHistory(ctx context.Context, a historyArgs) (historyResul
 	games, systems := map[[2]string]*gameTotal{}, map[string]*systemTotal{}
 	for i, s := range sessions {
 		o := sessionOut{SessionID: untrusted.Clean(s.ID, maxIdent), Game: untrusted.Clean(s.Game, maxName),
-			System: h.systemName(s.System), ROM: untrusted.Clean(s.ROM, maxPath), Started: h.timestamp(s.Started),
+			System: systemName(s.System), ROM: untrusted.Clean(s.ROM, maxPath), Started: timestamp(s.Started, loc),
 			DurationS: int64(max(s.Duration, 0) / time.Second), Source: untrusted.Clean(s.Source, maxIdent)}
 		if !s.Ended.IsZero() {
-			o.Ended = ptr(h.timestamp(s.Ended))
+			o.Ended = ptr(timestamp(s.Ended, loc))
 		}
 		if i < limit {
 			res.Sessions = append(res.Sessions, o)

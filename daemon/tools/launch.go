@@ -21,7 +21,7 @@ type launchArgs struct {
 	GameID string `json:"game_id"`
 }
 
-func launchGameTool(h *handlers) (mcp.Tool, server.ToolHandlerFunc) {
+func launchGameTool(e ES, g *guard, cabinet string) (mcp.Tool, server.ToolHandlerFunc) {
 	t := define("batocera_launch_game", "Launch game",
 		"Start a game on the cabinet by its system and game_id (from batocera_find_games). Refused while a game "+
 			"runs (quit it first) or another launch is under way. Waits until EmulationStation reports the game "+
@@ -29,39 +29,41 @@ func launchGameTool(h *handlers) (mcp.Tool, server.ToolHandlerFunc) {
 		writes, false,
 		withInput(req("system", systemArg("The game's system, e.g. snes.")), req("game_id", gameIDArg())),
 		withOutput(actionProps()...))
-	return t, typed(h.launchGame)
+	return t, typed(func(ctx context.Context, a launchArgs) (ActionResult, error) {
+		return launchGame(ctx, e, g, cabinet, a)
+	})
 }
 
-func (h *handlers) launchGame(ctx context.Context, a launchArgs) (ActionResult, error) {
-	end, err := h.guard.beginLaunch()
+func launchGame(ctx context.Context, e ES, g *guard, cabinet string, a launchArgs) (ActionResult, error) {
+	end, err := g.beginLaunch()
 	if err != nil {
 		return ActionResult{}, err
 	}
 	defer end()
 	// The lookups cache the system's whole game list in the ES client; the
 	// search index already holds what is needed, so the list is not kept.
-	defer h.es.InvalidateSystem(a.System)
-	g, err := h.launchable(ctx, a.System, a.GameID)
+	defer e.InvalidateSystem(a.System)
+	game, err := launchable(ctx, e, a.System, a.GameID)
 	if err != nil {
 		return ActionResult{}, err
 	}
-	name := fmt.Sprintf("%s (%s)", h.gameName(g), h.systemName(a.System))
-	sent := []string{"POST /launch " + untrusted.Clean(g.Path, maxPath)}
-	dry, err := h.guard.run(ctx, action{what: "launch " + name, budget: budgetLaunchQuit, sent: sent,
+	name := fmt.Sprintf("%s (%s)", gameName(game), systemName(a.System))
+	sent := []string{"POST /launch " + untrusted.Clean(game.Path, maxPath)}
+	dry, err := g.run(ctx, action{what: "launch " + name, budget: budgetLaunchQuit, sent: sent,
 		send: func(ctx context.Context) error {
-			_, err := h.es.LaunchGame(ctx, a.System, a.GameID)
-			return h.launchFailure(name, err)
+			_, err := e.LaunchGame(ctx, a.System, a.GameID)
+			return launchFailure(name, err)
 		}})
 	switch {
 	case err != nil:
 		return ActionResult{}, err
 	case dry:
-		return h.actionResult(outcomeDryRun, "Would launch "+name+".", sent, nil), nil
+		return actionResult(cabinet, outcomeDryRun, "Would launch "+name+".", sent, nil), nil
 	}
-	return h.actionResult(outcomeDone, "Launched "+name+"; EmulationStation reports it running.", sent, nil), nil
+	return actionResult(cabinet, outcomeDone, "Launched "+name+"; EmulationStation reports it running.", sent, nil), nil
 }
 
-func (h *handlers) launchFailure(name string, err error) error {
+func launchFailure(name string, err error) error {
 	switch {
 	case err == nil:
 		return nil
@@ -75,33 +77,36 @@ func (h *handlers) launchFailure(name string, err error) error {
 	case errors.Is(err, es.ErrNotFound):
 		return refuse("EmulationStation no longer lists %s; reload the game lists or search again.", name)
 	}
-	return h.esFailure("launch "+name, err)
+	return esFailure("launch "+name, err)
 }
 
-func quitGameTool(h *handlers) (mcp.Tool, server.ToolHandlerFunc) {
+func quitGameTool(e ES, g *guard, cat *catalog, cabinet string, wait time.Duration) (mcp.Tool, server.ToolHandlerFunc) {
 	t := define("batocera_quit_game", "Quit game",
 		"Quit the running game and return to EmulationStation. Unsaved progress is lost: ask the user first, and "+
 			"offer batocera_save_state for RetroArch games. Does nothing when no game runs. Rate-limited together "+
 			"with batocera_launch_game.",
 		destroys, true,
 		withOutput(actionProps()...))
-	return t, typed(h.quitGame)
+	return t, typed(func(ctx context.Context, _ none) (ActionResult, error) {
+		return quitGame(ctx, e, g, cat, cabinet, wait)
+	})
 }
 
-func (h *handlers) quitGame(ctx context.Context, _ none) (ActionResult, error) {
-	running, err := h.es.RunningGame(ctx)
+func quitGame(ctx context.Context, e ES, g *guard, cat *catalog, cabinet string,
+	wait time.Duration) (ActionResult, error) {
+	running, err := e.RunningGame(ctx)
 	if err != nil {
-		return ActionResult{}, h.esFailure("check the running game", err)
+		return ActionResult{}, esFailure("check the running game", err)
 	}
 	if running == nil {
-		return h.actionResult(outcomeUnchanged, "No game is running.", nil, nil), nil
+		return actionResult(cabinet, outcomeUnchanged, "No game is running.", nil, nil), nil
 	}
-	name := fmt.Sprintf("%s (%s)", h.gameName(*running), h.systemName(running.System))
+	name := fmt.Sprintf("%s (%s)", gameName(*running), systemName(running.System))
 	sent := []string{"GET /emukill"}
-	dry, err := h.guard.run(ctx, action{what: "quit " + name, budget: budgetLaunchQuit, sent: sent,
+	dry, err := g.run(ctx, action{what: "quit " + name, budget: budgetLaunchQuit, sent: sent,
 		send: func(ctx context.Context) error {
-			if err := h.es.EmuKill(ctx); err != nil {
-				return h.esFailure("quit "+name, err)
+			if err := e.EmuKill(ctx); err != nil {
+				return esFailure("quit "+name, err)
 			}
 			return nil
 		}})
@@ -109,26 +114,26 @@ func (h *handlers) quitGame(ctx context.Context, _ none) (ActionResult, error) {
 	case err != nil:
 		return ActionResult{}, err
 	case dry:
-		return h.actionResult(outcomeDryRun, "Would quit "+name+"; unsaved progress would be lost.", sent, nil), nil
+		return actionResult(cabinet, outcomeDryRun, "Would quit "+name+"; unsaved progress would be lost.", sent, nil), nil
 	}
-	h.catalog.invalidate() // ES updates play statistics when a game ends
+	cat.invalidate() // ES updates play statistics when a game ends
 	var warnings []string
-	if still := h.awaitQuit(ctx, running.ID); still != nil {
+	if still := awaitQuit(ctx, e, running.ID, wait); still != nil {
 		warnings = append(warnings, fmt.Sprintf("EmulationStation still reports %s running; check batocera_get_status.",
-			h.gameName(*still)))
+			gameName(*still)))
 	}
-	return h.actionResult(outcomeDone, "Quit "+name+".", sent, warnings), nil
+	return actionResult(cabinet, outcomeDone, "Quit "+name+".", sent, warnings), nil
 }
 
 // awaitQuit polls /runningGame until the game with id is gone, for at most
-// QuitWait; it returns the game still running, or nil.
-func (h *handlers) awaitQuit(ctx context.Context, id string) *es.Game {
-	ctx, cancel := context.WithTimeout(ctx, h.opts.QuitWait)
+// wait (Options.QuitWait); it returns the game still running, or nil.
+func awaitQuit(ctx context.Context, e ES, id string, wait time.Duration) *es.Game {
+	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
 	for {
-		g, err := h.es.RunningGame(ctx)
+		g, err := e.RunningGame(ctx)
 		if err == nil && (g == nil || g.ID != id) {
 			return nil
 		}

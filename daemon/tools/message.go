@@ -25,7 +25,7 @@ type messageArgs struct {
 	Target string `json:"target"`
 }
 
-func showMessageTool(h *handlers) (mcp.Tool, server.ToolHandlerFunc) {
+func showMessageTool(ra raLink, e ES, g *guard, cabinet string) (mcp.Tool, server.ToolHandlerFunc) {
 	t := define("batocera_show_message", "Show message",
 		"Show one line of text on the cabinet's screen: over the running game (RetroArch on-screen message, a few "+
 			"seconds), as an EmulationStation notification, or as an ES popup the player must dismiss (shown only "+
@@ -37,10 +37,12 @@ func showMessageTool(h *handlers) (mcp.Tool, server.ToolHandlerFunc) {
 				defaultValue(targetAuto))),
 		),
 		withOutput(actionProps()...))
-	return t, typed(h.showMessage)
+	return t, typed(func(ctx context.Context, a messageArgs) (ActionResult, error) {
+		return showMessage(ctx, ra, e, g, cabinet, a)
+	})
 }
 
-func (h *handlers) showMessage(ctx context.Context, a messageArgs) (ActionResult, error) {
+func showMessage(ctx context.Context, ra raLink, e ES, g *guard, cabinet string, a messageArgs) (ActionResult, error) {
 	if err := retroarch.ValidateMessage(a.Text); err != nil {
 		why := strings.TrimPrefix(err.Error(), retroarch.ErrInvalidMessage.Error()+": ")
 		return ActionResult{}, refuse("Cannot show this text: %s.", why)
@@ -58,19 +60,19 @@ func (h *handlers) showMessage(ctx context.Context, a messageArgs) (ActionResult
 		target = targetAuto
 	}
 	if target == targetAuto || target == targetGame {
-		_, err := h.raStatus(ctx)
+		_, err := ra.status(ctx)
 		switch {
 		case err == nil:
 			target = targetGame
 		case target == targetGame:
-			return ActionResult{}, h.raFailure(ctx, "show the message over the game", err)
+			return ActionResult{}, ra.failure(ctx, "show the message over the game", err)
 		case errors.Is(err, context.Canceled):
 			return ActionResult{}, err
 		default:
 			target = targetNotification
-			if g, esErr := h.es.RunningGame(ctx); esErr == nil && g != nil {
+			if running, esErr := e.RunningGame(ctx); esErr == nil && running != nil {
 				warnings = append(warnings, "RetroArch does not answer, so the message went to EmulationStation, "+
-					"which is hidden while "+h.gameName(*g)+" runs.")
+					"which is hidden while "+gameName(*running)+" runs.")
 			}
 		}
 	}
@@ -80,73 +82,76 @@ func (h *handlers) showMessage(ctx context.Context, a messageArgs) (ActionResult
 	case targetGame:
 		where = "over the game"
 		act = action{sent: []string{"UDP SHOW_MSG " + text}, send: func(ctx context.Context) error {
-			rctx, cancel := h.raContext(ctx)
+			rctx, cancel := ra.bounded(ctx)
 			defer cancel()
-			if err := h.ra.ShowMessage(rctx, text); err != nil {
-				return h.raFailure(ctx, "show the message over the game", err)
+			if err := ra.ra.ShowMessage(rctx, text); err != nil {
+				return ra.failure(ctx, "show the message over the game", err)
 			}
 			return nil
 		}}
 	case targetPopup:
 		where = "as an EmulationStation popup"
-		if g, err := h.es.RunningGame(ctx); err == nil && g != nil {
-			warnings = append(warnings, "EmulationStation shows the popup only after "+h.gameName(*g)+" ends.")
+		if running, err := e.RunningGame(ctx); err == nil && running != nil {
+			warnings = append(warnings, "EmulationStation shows the popup only after "+gameName(*running)+" ends.")
 		}
 		act = action{sent: []string{"POST /messagebox " + text}, send: func(ctx context.Context) error {
-			return h.esErr("show the popup", h.es.MessageBox(ctx, text))
+			return esErr("show the popup", e.MessageBox(ctx, text))
 		}}
 	default:
 		where = "as an EmulationStation notification"
 		act = action{sent: []string{"POST /notify " + text}, send: func(ctx context.Context) error {
-			return h.esErr("show the notification", h.es.Notify(ctx, text))
+			return esErr("show the notification", e.Notify(ctx, text))
 		}}
 	}
 	act.what, act.budget = "show a message", budgetMessage
-	dry, err := h.guard.run(ctx, act)
+	dry, err := g.run(ctx, act)
 	switch {
 	case err != nil:
 		return ActionResult{}, err
 	case dry:
-		return h.actionResult(outcomeDryRun, "Would show the message "+where+".", act.sent, warnings), nil
+		return actionResult(cabinet, outcomeDryRun, "Would show the message "+where+".", act.sent, warnings), nil
 	}
-	return h.actionResult(outcomeDone, "Showed the message "+where+".", act.sent, warnings), nil
+	return actionResult(cabinet, outcomeDone, "Showed the message "+where+".", act.sent, warnings), nil
 }
 
 // esErr is esFailure for a possibly nil error.
-func (h *handlers) esErr(what string, err error) error {
+func esErr(what string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return h.esFailure(what, err)
+	return esFailure(what, err)
 }
 
-func reloadGamesTool(h *handlers) (mcp.Tool, server.ToolHandlerFunc) {
+func reloadGamesTool(e ES, g *guard, cat *catalog, cabinet string) (mcp.Tool, server.ToolHandlerFunc) {
 	t := define("batocera_reload_games", "Reload game lists",
 		"Make EmulationStation rescan its game lists, after ROMs were added or removed. While a game runs, ES "+
 			"reloads once it ends. Rate-limited.",
 		writes, true,
 		withOutput(actionProps()...))
-	return t, typed(h.reloadGames)
+	return t, typed(func(ctx context.Context, _ none) (ActionResult, error) {
+		return reloadGames(ctx, e, g, cat, cabinet)
+	})
 }
 
-func (h *handlers) reloadGames(ctx context.Context, _ none) (ActionResult, error) {
+func reloadGames(ctx context.Context, e ES, g *guard, cat *catalog, cabinet string) (ActionResult, error) {
 	var warnings []string
-	if g, err := h.es.RunningGame(ctx); err == nil && g != nil {
-		warnings = append(warnings, "A game is running: EmulationStation reloads after "+h.gameName(*g)+" ends.")
+	if running, err := e.RunningGame(ctx); err == nil && running != nil {
+		warnings = append(warnings, "A game is running: EmulationStation reloads after "+gameName(*running)+" ends.")
 	}
 	sent := []string{"GET /reloadgames"}
-	dry, err := h.guard.run(ctx, action{what: "reload the game lists", budget: budgetReload, sent: sent,
+	dry, err := g.run(ctx, action{what: "reload the game lists", budget: budgetReload, sent: sent,
 		send: func(ctx context.Context) error {
-			err := h.es.ReloadGames(ctx)
-			h.catalog.invalidate() // even on error: the request may have reached ES
-			return h.esErr("reload the game lists", err)
+			err := e.ReloadGames(ctx)
+			cat.invalidate() // even on error: the request may have reached ES
+			return esErr("reload the game lists", err)
 		}})
 	switch {
 	case err != nil:
 		return ActionResult{}, err
 	case dry:
-		return h.actionResult(outcomeDryRun, "Would ask EmulationStation to reload its game lists.", sent, warnings), nil
+		return actionResult(cabinet, outcomeDryRun, "Would ask EmulationStation to reload its game lists.", sent,
+			warnings), nil
 	}
-	return h.actionResult(outcomeDone, "EmulationStation is reloading its game lists; searches use the new lists.",
+	return actionResult(cabinet, outcomeDone, "EmulationStation is reloading its game lists; searches use the new lists.",
 		sent, warnings), nil
 }

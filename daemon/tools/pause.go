@@ -21,7 +21,7 @@ type pauseResult struct {
 
 func (r pauseResult) text() string { return r.ActionResult.text() + "\nRetroArch is " + r.State + "." }
 
-func pauseGameTool(h *handlers) (mcp.Tool, server.ToolHandlerFunc) {
+func pauseGameTool(ra raLink, g *guard, cabinet string) (mcp.Tool, server.ToolHandlerFunc) {
 	t := define("batocera_pause_game", "Pause or resume game",
 		"Pause or resume the running RetroArch game: paused=true pauses, false resumes, omitted toggles. Reports "+
 			"the resulting state as RetroArch tells it; unchanged when the game already is as asked. Needs a "+
@@ -30,11 +30,13 @@ func pauseGameTool(h *handlers) (mcp.Tool, server.ToolHandlerFunc) {
 		withInput(opt("paused", boolean("true to pause, false to resume; omit to toggle."))),
 		withOutput(actionProps(req("state", str("RetroArch's state afterwards (in a dry run: now).",
 			enum("playing", "paused"))))...))
-	return t, typed(h.pauseGame)
+	return t, typed(func(ctx context.Context, a pauseArgs) (pauseResult, error) {
+		return pauseGame(ctx, ra, g, cabinet, a)
+	})
 }
 
-func (h *handlers) pauseGame(ctx context.Context, a pauseArgs) (pauseResult, error) {
-	st, err := h.playing(ctx, "pause or resume the game")
+func pauseGame(ctx context.Context, ra raLink, g *guard, cabinet string, a pauseArgs) (pauseResult, error) {
+	st, err := ra.playing(ctx, "pause or resume the game")
 	if err != nil {
 		return pauseResult{}, err
 	}
@@ -48,20 +50,21 @@ func (h *handlers) pauseGame(ctx context.Context, a pauseArgs) (pauseResult, err
 	}
 	game := describeRA(st)
 	if st.State == want {
-		return pauseResult{h.actionResult(outcomeUnchanged, game+" already is "+string(want)+".", nil, nil),
+		return pauseResult{actionResult(cabinet, outcomeUnchanged, game+" already is "+string(want)+".", nil, nil),
 			string(st.State)}, nil
 	}
 	sent := []string{udp(retroarch.CmdPauseToggle)}
 	var warnings []string
-	dry, err := h.guard.run(ctx, action{what: verb + " the game", budget: budgetControl, sent: sent,
-		send: func(ctx context.Context) error { return h.raSend(ctx, retroarch.CmdPauseToggle) }})
+	dry, err := g.run(ctx, action{what: verb + " the game", budget: budgetControl, sent: sent,
+		send: func(ctx context.Context) error { return ra.send(ctx, retroarch.CmdPauseToggle) }})
 	switch {
 	case err != nil:
 		return pauseResult{}, err
 	case dry:
-		return pauseResult{h.actionResult(outcomeDryRun, "Would "+verb+" "+game+".", sent, warnings), string(st.State)}, nil
+		return pauseResult{actionResult(cabinet, outcomeDryRun, "Would "+verb+" "+game+".", sent, warnings),
+			string(st.State)}, nil
 	}
-	now, ok := h.awaitState(ctx, want)
+	now, ok := ra.awaitState(ctx, want)
 	if !ok {
 		warnings = append(warnings, "RetroArch still reports "+string(now)+"; check batocera_get_status.")
 	}
@@ -69,20 +72,20 @@ func (h *handlers) pauseGame(ctx context.Context, a pauseArgs) (pauseResult, err
 	if want == retroarch.StatePlaying {
 		detail = "Resumed " + game + "."
 	}
-	return pauseResult{h.actionResult(outcomeDone, detail, sent, warnings), string(now)}, nil
+	return pauseResult{actionResult(cabinet, outcomeDone, detail, sent, warnings), string(now)}, nil
 }
 
 // awaitState reads GET_STATUS until it reports want, for at most
 // pauseConfirm; it returns the last state read (want's opposite when
 // RetroArch stopped answering).
-func (h *handlers) awaitState(ctx context.Context, want retroarch.State) (retroarch.State, bool) {
+func (l raLink) awaitState(ctx context.Context, want retroarch.State) (retroarch.State, bool) {
 	deadline := time.Now().Add(pauseConfirm)
 	last := retroarch.StatePlaying
 	if want == retroarch.StatePlaying {
 		last = retroarch.StatePaused
 	}
 	for {
-		if st, err := h.raStatus(ctx); err == nil && (st.State == retroarch.StatePlaying || st.State == retroarch.StatePaused) {
+		if st, err := l.status(ctx); err == nil && (st.State == retroarch.StatePlaying || st.State == retroarch.StatePaused) {
 			last = st.State
 			if last == want {
 				return last, true

@@ -57,29 +57,35 @@ func (ts *toolset) addWrite(t mcp.Tool, h server.ToolHandlerFunc) {
 	ts.write = append(ts.write, server.ServerTool{Tool: t, Handler: h})
 }
 
-// buildToolset defines every tool. The order is the order of tools/list.
-func buildToolset(h *handlers) *toolset {
+// buildToolset defines every tool, handing each the dependencies it uses.
+// The order is the order of tools/list.
+func buildToolset(w wiring) *toolset {
+	d, o, g, cat := w.deps, w.opts, w.guard, w.catalog
+	ra := raLink{ra: d.RetroArch, es: d.ES, timeout: o.RetroArchTimeout}
 	ts := &toolset{}
-	ts.addRead(getStatusTool(h))
-	ts.addRead(listSystemsTool(h))
-	ts.addRead(findGamesTool(h))
-	ts.addRead(getGameTool(h))
-	ts.addRead(getHealthTool(h))
-	if h.history != nil {
-		ts.addRead(playHistoryTool(h))
+	ts.addRead(getStatusTool(statusDeps{cabinet: d.Name, mode: modeState{ReadOnly: o.ReadOnly, DryRun: o.DryRun},
+		es: d.ES, ra: ra, daemon: d.Daemon}))
+	ts.addRead(listSystemsTool(d.ES))
+	ts.addRead(findGamesTool(cat, d.Seed, d.Location))
+	ts.addRead(getGameTool(d.ES, d.Location))
+	ts.addRead(getHealthTool(healthDeps{cabinet: d.Name, version: d.Version, paths: d.Paths, es: d.ES, ra: ra,
+		daemon: d.Daemon}))
+	if d.History != nil {
+		ts.addRead(playHistoryTool(d.History, d.Clock, d.Location))
 	}
 
-	ts.addWrite(launchGameTool(h))
-	ts.addWrite(quitGameTool(h))
-	ts.addWrite(showMessageTool(h))
-	ts.addWrite(reloadGamesTool(h))
-	ts.addWrite(pauseGameTool(h))
-	ts.addWrite(saveStateTool(h))
-	ts.addWrite(loadStateTool(h))
-	ts.addWrite(changeSaveSlotTool(h))
-	ts.addWrite(takeScreenshotTool(h))
-	ts.addWrite(resetGameTool(h))
-	ts.addWrite(adjustVolumeTool(h))
+	ts.addWrite(launchGameTool(d.ES, g, d.Name))
+	ts.addWrite(quitGameTool(d.ES, g, cat, d.Name, o.QuitWait))
+	ts.addWrite(showMessageTool(ra, d.ES, g, d.Name))
+	ts.addWrite(reloadGamesTool(d.ES, g, cat, d.Name))
+	ts.addWrite(pauseGameTool(ra, g, d.Name))
+	ts.addWrite(saveStateTool(ra, g, d.Name))
+	ts.addWrite(loadStateTool(ra, g, d.Name))
+	ts.addWrite(changeSaveSlotTool(ra, g, d.Name))
+	ts.addWrite(takeScreenshotTool(ra, g, d.Name, shotFolder{dir: d.Paths.ScreenshotDir, wait: o.ScreenshotWait,
+		maxBytes: o.MaxScreenshotBytes}))
+	ts.addWrite(resetGameTool(ra, g, d.Name))
+	ts.addWrite(adjustVolumeTool(ra, g, d.Name))
 	return ts
 }
 

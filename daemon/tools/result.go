@@ -29,16 +29,16 @@ type ActionResult struct {
 	Warnings []string `json:"warnings"`
 }
 
-// actionResult returns an ActionResult with non-nil lists (the schema says
-// arrays, never null).
-func (h *handlers) actionResult(outcome, detail string, sent, warnings []string) ActionResult {
+// actionResult returns cabinet's ActionResult with non-nil lists (the
+// schema says arrays, never null).
+func actionResult(cabinet, outcome, detail string, sent, warnings []string) ActionResult {
 	if sent == nil {
 		sent = []string{}
 	}
 	if warnings == nil {
 		warnings = []string{}
 	}
-	return ActionResult{Cabinet: h.name, Outcome: outcome, Detail: detail, Sent: sent, Warnings: warnings}
+	return ActionResult{Cabinet: cabinet, Outcome: outcome, Detail: detail, Sent: sent, Warnings: warnings}
 }
 
 // text renders an action result as the short text clients show.

@@ -52,7 +52,15 @@ func (r screenshotResult) extras() []mcp.Content {
 	return []mcp.Content{mcp.NewImageContent(base64.StdEncoding.EncodeToString(r.png), "image/png")}
 }
 
-func takeScreenshotTool(h *handlers) (mcp.Tool, server.ToolHandlerFunc) {
+// shotFolder is where RetroArch saves screenshots and how long and how much
+// of a new one batocera_take_screenshot waits for and returns.
+type shotFolder struct {
+	dir      string        // Paths.ScreenshotDir; "" when unknown
+	wait     time.Duration // Options.ScreenshotWait
+	maxBytes int64         // Options.MaxScreenshotBytes
+}
+
+func takeScreenshotTool(ra raLink, g *guard, cabinet string, shots shotFolder) (mcp.Tool, server.ToolHandlerFunc) {
 	t := define("batocera_take_screenshot", "Take screenshot",
 		"Take a screenshot of the running RetroArch game, save it on the cabinet and return it as an image, so "+
 			"you can see the screen. Needs a RetroArch game with network commands on.",
@@ -62,46 +70,48 @@ func takeScreenshotTool(h *handlers) (mcp.Tool, server.ToolHandlerFunc) {
 			req("size_bytes", integer("File size.")),
 			req("width", integer("Width in pixels.")), req("height", integer("Height in pixels.")),
 			req("returned", boolean("Whether the image is attached (false when it is too large)."))))))...))
-	return t, typed(h.takeScreenshot)
+	return t, typed(func(ctx context.Context, _ none) (screenshotResult, error) {
+		return takeScreenshot(ctx, ra, g, cabinet, shots)
+	})
 }
 
-func (h *handlers) takeScreenshot(ctx context.Context, _ none) (screenshotResult, error) {
-	st, err := h.playing(ctx, "take a screenshot")
+func takeScreenshot(ctx context.Context, ra raLink, g *guard, cabinet string,
+	shots shotFolder) (screenshotResult, error) {
+	st, err := ra.playing(ctx, "take a screenshot")
 	if err != nil {
 		return screenshotResult{}, err
 	}
-	dir := h.paths.ScreenshotDir
-	before := listPNGs(dir)
+	before := listPNGs(shots.dir)
 	sent := []string{udp(retroarch.CmdScreenshot)}
 	var warnings []string
-	dry, err := h.guard.run(ctx, action{what: "take a screenshot", budget: budgetControl, sent: sent,
-		send: func(ctx context.Context) error { return h.raSend(ctx, retroarch.CmdScreenshot) }})
+	dry, err := g.run(ctx, action{what: "take a screenshot", budget: budgetControl, sent: sent,
+		send: func(ctx context.Context) error { return ra.send(ctx, retroarch.CmdScreenshot) }})
 	switch {
 	case err != nil:
 		return screenshotResult{}, err
 	case dry:
-		return screenshotResult{ActionResult: h.actionResult(outcomeDryRun, "Would take a screenshot of "+describeRA(st)+".",
-			sent, warnings)}, nil
+		return screenshotResult{ActionResult: actionResult(cabinet, outcomeDryRun,
+			"Would take a screenshot of "+describeRA(st)+".", sent, warnings)}, nil
 	}
 	res := screenshotResult{}
 	detail := "Took a screenshot of " + describeRA(st) + "."
-	if dir == "" {
+	if shots.dir == "" {
 		warnings = append(warnings, "cabinet.retroarch.screenshot_dir is not set, so the image cannot be returned.")
-		res.ActionResult = h.actionResult(outcomeDone, detail, sent, warnings)
+		res.ActionResult = actionResult(cabinet, outcomeDone, detail, sent, warnings)
 		return res, nil
 	}
-	path, err := h.awaitPNG(ctx, dir, before)
+	path, err := shots.await(ctx, before)
 	if err != nil {
 		warnings = append(warnings, err.Error())
-		res.ActionResult = h.actionResult(outcomeDone, detail, sent, warnings)
+		res.ActionResult = actionResult(cabinet, outcomeDone, detail, sent, warnings)
 		return res, nil
 	}
-	info, img, warn := h.readPNG(path)
+	info, img, warn := shots.read(path)
 	if warn != "" {
 		warnings = append(warnings, warn)
 	}
 	res.Screenshot, res.png = info, img
-	res.ActionResult = h.actionResult(outcomeDone, detail, sent, warnings)
+	res.ActionResult = actionResult(cabinet, outcomeDone, detail, sent, warnings)
 	return res, nil
 }
 
@@ -134,11 +144,12 @@ func listPNGs(dir string) map[string]fileStamp {
 	return out
 }
 
-// awaitPNG waits for a complete PNG in dir that is not in before (or has
-// changed since), newest first, for at most ScreenshotWait. RetroArch does
-// not say where it saved the screenshot, so the folder is watched.
-func (h *handlers) awaitPNG(ctx context.Context, dir string, before map[string]fileStamp) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, h.opts.ScreenshotWait)
+// await waits for a complete PNG in the folder that is not in before (or
+// has changed since), newest first, for at most wait. RetroArch does not
+// say where it saved the screenshot, so the folder is watched.
+func (sf shotFolder) await(ctx context.Context, before map[string]fileStamp) (string, error) {
+	dir := sf.dir
+	ctx, cancel := context.WithTimeout(ctx, sf.wait)
 	defer cancel()
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
@@ -160,7 +171,7 @@ func (h *handlers) awaitPNG(ctx context.Context, dir string, before map[string]f
 		case <-ctx.Done():
 			return "", fmt.Errorf("no new screenshot appeared in %s within %v: RetroArch may save them elsewhere "+
 				"(set cabinet.retroarch.screenshot_dir to RetroArch's screenshot folder)",
-				untrusted.Clean(dir, maxPath), h.opts.ScreenshotWait)
+				untrusted.Clean(dir, maxPath), sf.wait)
 		case <-tick.C:
 		}
 	}
@@ -192,9 +203,9 @@ func completePNG(path string) bool {
 	return err == nil && string(tail[:]) == pngEnd
 }
 
-// readPNG reads the screenshot when it fits MaxScreenshotBytes; width and
-// height come from its IHDR chunk.
-func (h *handlers) readPNG(path string) (*shotInfo, []byte, string) {
+// read reads the screenshot when it fits maxBytes; width and height come
+// from its IHDR chunk.
+func (sf shotFolder) read(path string) (*shotInfo, []byte, string) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, "The screenshot could not be read: " + untrusted.Clean(err.Error(), maxErrorRunes)
@@ -210,15 +221,15 @@ func (h *handlers) readPNG(path string) (*shotInfo, []byte, string) {
 		info.Width = int(binary.BigEndian.Uint32(ihdr[16:20]))
 		info.Height = int(binary.BigEndian.Uint32(ihdr[20:24]))
 	}
-	if fi.Size() > h.opts.MaxScreenshotBytes {
+	if fi.Size() > sf.maxBytes {
 		return info, nil, fmt.Sprintf("The screenshot is %d bytes, more than the %d returned; it is saved on the cabinet.",
-			fi.Size(), h.opts.MaxScreenshotBytes)
+			fi.Size(), sf.maxBytes)
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return info, nil, "The screenshot could not be read: " + untrusted.Clean(err.Error(), maxErrorRunes)
 	}
-	img, err := io.ReadAll(io.LimitReader(f, h.opts.MaxScreenshotBytes+1))
-	if err != nil || int64(len(img)) > h.opts.MaxScreenshotBytes {
+	img, err := io.ReadAll(io.LimitReader(f, sf.maxBytes+1))
+	if err != nil || int64(len(img)) > sf.maxBytes {
 		return info, nil, "The screenshot changed while it was read; it is saved on the cabinet."
 	}
 	info.Returned = true

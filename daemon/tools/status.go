@@ -55,7 +55,16 @@ type modeState struct {
 	DryRun   bool `json:"dry_run"`
 }
 
-func getStatusTool(h *handlers) (mcp.Tool, server.ToolHandlerFunc) {
+// statusDeps are what batocera_get_status reads.
+type statusDeps struct {
+	cabinet string
+	mode    modeState
+	es      ES
+	ra      raLink
+	daemon  DaemonStatus // nil: no daemon line
+}
+
+func getStatusTool(d statusDeps) (mcp.Tool, server.ToolHandlerFunc) {
 	nstr := func(d string) js { return nullable(str(d)) }
 	t := define("batocera_get_status", "Cabinet status",
 		"Start here. What the cabinet is doing now: whether EmulationStation answers and its version, the running "+
@@ -84,25 +93,25 @@ func getStatusTool(h *handlers) (mcp.Tool, server.ToolHandlerFunc) {
 				req("dry_run", boolean("Actions send nothing.")))),
 			req("limitations", array("What does not work right now, with what would fix it.", str("One limitation."))),
 		))
-	return t, typed(h.getStatus)
+	return t, typed(d.status)
 }
 
-func (h *handlers) getStatus(ctx context.Context, _ none) (statusResult, error) {
-	res := statusResult{Cabinet: h.name, Mode: modeState{ReadOnly: h.opts.ReadOnly, DryRun: h.opts.DryRun},
-		Limitations: []string{}}
+func (d statusDeps) status(ctx context.Context, _ none) (statusResult, error) {
+	res := statusResult{Cabinet: d.cabinet, Mode: d.mode, Limitations: []string{}}
 	var wg sync.WaitGroup
 	var st retroarch.Status
 	var raErr error
 	wg.Add(1)
 	go func() { // RetroArch may stay silent for its whole timeout; ask ES meanwhile
 		defer wg.Done()
-		st, raErr = h.raStatus(ctx)
+		st, raErr = d.ra.status(ctx)
 	}()
-	h.esStatus(ctx, &res)
-	if h.daemon != nil {
-		if d, err := h.daemon.DaemonHealth(ctx); err == nil {
-			res.Daemon = &daemonState{MQTTConnected: d.MQTTConnected, OutboxDepth: d.OutboxDepth, OutboxDropped: d.OutboxDropped}
-			if !d.MQTTConnected {
+	esStatus(ctx, d.es, &res)
+	if d.daemon != nil {
+		if dh, err := d.daemon.DaemonHealth(ctx); err == nil {
+			res.Daemon = &daemonState{MQTTConnected: dh.MQTTConnected, OutboxDepth: dh.OutboxDepth,
+				OutboxDropped: dh.OutboxDropped}
+			if !dh.MQTTConnected {
 				res.Limitations = append(res.Limitations, "The daemon is not connected to the MQTT broker: Home Assistant "+
 					"does not see the cabinet. Run `cabinet doctor` on the cabinet.")
 			}
@@ -126,32 +135,33 @@ func (h *handlers) getStatus(ctx context.Context, _ none) (statusResult, error) 
 			"screenshots and on-screen messages over the game do not work: either the game runs in a standalone "+
 			"emulator, or add global.retroarch.network_cmd_enable=true to /userdata/system/batocera.conf and relaunch it.")
 	}
-	if h.opts.ReadOnly {
+	if d.mode.ReadOnly {
 		res.Limitations = append(res.Limitations, "This server is read-only (cabinet.mcp.read_only): it cannot change anything.")
-	} else if h.opts.DryRun {
+	} else if d.mode.DryRun {
 		res.Limitations = append(res.Limitations, "Dry run (cabinet.mcp.dry_run): actions report what they would send and send nothing.")
 	}
 	return res, nil
 }
 
-func (h *handlers) esStatus(ctx context.Context, res *statusResult) {
-	caps, err := h.es.Caps(ctx)
+// esStatus fills in what ES reports; a failure becomes a limitation.
+func esStatus(ctx context.Context, e ES, res *statusResult) {
+	caps, err := e.Caps(ctx)
 	if err != nil {
-		res.Limitations = append(res.Limitations, h.esFailure("reach EmulationStation", err).Error())
+		res.Limitations = append(res.Limitations, esFailure("reach EmulationStation", err).Error())
 		return
 	}
 	res.ES = esState{Reachable: true, Version: ptr(untrusted.Clean(caps.Version, maxShort))}
-	if g, err := h.es.RunningGame(ctx); err == nil && g != nil {
-		res.RunningGame = h.running(*g)
+	if g, err := e.RunningGame(ctx); err == nil && g != nil {
+		res.RunningGame = runningOf(*g)
 	}
-	if idle, err := h.es.IsIdle(ctx); err == nil {
+	if idle, err := e.IsIdle(ctx); err == nil {
 		res.Busy = ptr(!idle)
 	}
 }
 
-func (h *handlers) running(g es.Game) *runningGame {
-	return &runningGame{System: h.systemName(g.System), GameID: untrusted.Clean(g.ID, maxIdent),
-		Name: h.gameName(g), Path: untrusted.Clean(g.Path, maxPath)}
+func runningOf(g es.Game) *runningGame {
+	return &runningGame{System: systemName(g.System), GameID: untrusted.Clean(g.ID, maxIdent),
+		Name: gameName(g), Path: untrusted.Clean(g.Path, maxPath)}
 }
 
 func ptr[T any](v T) *T { return &v }

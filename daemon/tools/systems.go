@@ -25,7 +25,7 @@ type systemInfo struct {
 	MostPlayed    *string `json:"most_played"`
 }
 
-func listSystemsTool(h *handlers) (mcp.Tool, server.ToolHandlerFunc) {
+func listSystemsTool(e ES) (mcp.Tool, server.ToolHandlerFunc) {
 	t := define("batocera_list_systems", "List systems",
 		"The cabinet's game systems (consoles, arcade, computers; not collections): their names for the system "+
 			"arguments of other tools, full names, how many games each holds, how many were played or are "+
@@ -39,17 +39,17 @@ func listSystemsTool(h *handlers) (mcp.Tool, server.ToolHandlerFunc) {
 			req("favorite_games", integer("Games marked favorite.")),
 			req("most_played", nullable(str("Name of the most played game, null when none was played."))),
 		)))))
-	return t, typed(h.listSystems)
+	return t, typed(func(ctx context.Context, _ none) (systemsResult, error) { return listSystems(ctx, e) })
 }
 
-func (h *handlers) listSystems(ctx context.Context, _ none) (systemsResult, error) {
-	all, err := h.es.Systems(ctx)
+func listSystems(ctx context.Context, e ES) (systemsResult, error) {
+	all, err := e.Systems(ctx)
 	if err != nil {
-		return systemsResult{}, h.esFailure("list the systems", err)
+		return systemsResult{}, esFailure("list the systems", err)
 	}
 	res := systemsResult{Systems: []systemInfo{}}
 	for _, s := range es.GameSystems(all) {
-		info := systemInfo{Name: h.systemName(s.Name), FullName: untrusted.Clean(s.FullName, maxShort),
+		info := systemInfo{Name: systemName(s.Name), FullName: untrusted.Clean(s.FullName, maxShort),
 			TotalGames: s.TotalGames, PlayedGames: s.PlayedGames, FavoriteGames: s.FavoriteGames}
 		if mp := untrusted.Clean(s.MostPlayed, maxName); mp != "" {
 			info.MostPlayed = &mp

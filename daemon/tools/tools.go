@@ -74,9 +74,9 @@ const (
 
 // Server is the MCP server with Cabinet's tools.
 type Server struct {
-	mcp   *server.MCPServer
-	tools []mcp.Tool
-	h     *handlers
+	mcp     *server.MCPServer
+	tools   []mcp.Tool
+	catalog *catalog
 }
 
 // New builds the server. Nothing is dialled until a tool is called.
@@ -84,8 +84,8 @@ func New(deps Deps, opts Options) (*Server, error) {
 	if deps.ES == nil || deps.RetroArch == nil {
 		return nil, errors.New("tools: Deps.ES and Deps.RetroArch are required")
 	}
-	h := newHandlers(deps, opts)
-	set := buildToolset(h)
+	w := newWiring(deps, opts)
+	set := buildToolset(w)
 	srvOpts := []server.ServerOption{
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
@@ -98,7 +98,7 @@ func New(deps Deps, opts Options) (*Server, error) {
 	if version == "" {
 		version = "dev"
 	}
-	s := &Server{mcp: server.NewMCPServer("cabinet", version, srvOpts...), h: h}
+	s := &Server{mcp: server.NewMCPServer("cabinet", version, srvOpts...), catalog: w.catalog}
 	for _, t := range set.registered(opts.ReadOnly) {
 		s.mcp.AddTool(t.Tool, t.Handler)
 		s.tools = append(s.tools, t.Tool)
@@ -136,7 +136,7 @@ func (s *Server) ToolNames() []string {
 // Invalidate drops the search index so the next search rebuilds it from
 // ES. The daemon calls it when ES's data changes: at the end of a game (play
 // statistics) or after it saw a reload. batocera_reload_games calls it too.
-func (s *Server) Invalidate() { s.h.catalog.invalidate() }
+func (s *Server) Invalidate() { s.catalog.invalidate() }
 
 func instructions(opts Options) string {
 	text := "Tools for one Batocera retro-gaming cabinet. Start with batocera_get_status. Find games with " +
@@ -151,23 +151,17 @@ func instructions(opts Options) string {
 	return text
 }
 
-// handlers holds what every tool handler needs.
-type handlers struct {
-	name, version string
-	es            ES
-	ra            RetroArch
-	paths         Paths
-	clock         Clock
-	loc           *time.Location
-	seed          func() uint64
-	history       History
-	daemon        DaemonStatus
-	opts          Options
-	guard         *guard
-	catalog       *catalog
+// wiring is what New assembles: Deps and Options with their defaults filled
+// in, and the guard and catalog the tools share. Only buildToolset reads it
+// whole; each tool is handed the parts it uses.
+type wiring struct {
+	deps    Deps
+	opts    Options
+	guard   *guard
+	catalog *catalog
 }
 
-func newHandlers(d Deps, o Options) *handlers {
+func newWiring(d Deps, o Options) wiring {
 	if d.Clock == nil {
 		d.Clock = realClock{}
 	}
@@ -196,8 +190,6 @@ func newHandlers(d Deps, o Options) *handlers {
 		o.QuitWait = DefaultQuitWait
 	}
 	o.Limits = o.Limits.withDefaults()
-	return &handlers{name: d.Name, version: d.Version, es: d.ES, ra: d.RetroArch, paths: d.Paths,
-		clock: d.Clock, loc: d.Location, seed: d.Seed, history: d.History, daemon: d.Daemon, opts: o,
-		guard:   newGuard(o.DryRun, o.Limits, d.Clock),
+	return wiring{deps: d, opts: o, guard: newGuard(o.DryRun, o.Limits, d.Clock),
 		catalog: newCatalog(d.ES, d.Clock, o.IndexMaxAge)}
 }

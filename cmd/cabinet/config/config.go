@@ -3,6 +3,8 @@ package config
 import (
 	"path/filepath"
 	"strings"
+
+	"github.com/batocera-cabinet/cabinet/hook/paths"
 )
 
 // Secret holds a credential. Its String and JSON forms are masked so that a
@@ -125,6 +127,9 @@ func (c *Config) StatePath() string { return c.Path(c.StateDir) }
 // RunDir is the tmpfs directory for the daemon socket and the screensaver
 // flag (/var/run/cabinet): /userdata may be vfat, which has no sockets.
 func (c *Config) RunDir() string { return c.Path("/var/run/cabinet") }
+
+// Layout names the files in the state and run dirs.
+func (c *Config) Layout() paths.Layout { return paths.Layout{State: c.StatePath(), Run: c.RunDir()} }
 
 // ScreenshotPath is the resolved RetroArch screenshot folder.
 func (c *Config) ScreenshotPath() string { return c.Path(c.ScreenshotDir) }

@@ -280,7 +280,7 @@ func TestEnsureCabinetID(t *testing.T) {
 		t.Errorf("cabinet.id override = %q", got)
 	}
 	c.ID = ""
-	if err := os.WriteFile(filepath.Join(c.StatePath(), IDFile), []byte("BAD ID"), 0o644); err != nil {
+	if err := os.WriteFile(c.Layout().ID(), []byte("BAD ID"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.CabinetID(); err == nil {

@@ -5,14 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 )
-
-// IDFile is the file in the state dir that holds the generated cabinet id. It
-// lives apart from the store so that a damaged store never mints a new Home
-// Assistant device.
-const IDFile = "id"
 
 // CabinetID returns cabinet.id when set, else the persisted id, else "" (not
 // generated yet). It never writes.
@@ -20,7 +14,8 @@ func (c *Config) CabinetID() (string, error) {
 	if c.ID != "" {
 		return c.ID, nil
 	}
-	b, err := os.ReadFile(filepath.Join(c.StatePath(), IDFile))
+	file := c.Layout().ID()
+	b, err := os.ReadFile(file)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	}
@@ -29,7 +24,7 @@ func (c *Config) CabinetID() (string, error) {
 	}
 	id := strings.TrimSpace(string(b))
 	if !IsCabinetID(id) {
-		return "", fmt.Errorf("cabinet id file %s holds %q, not [a-z0-9_]: delete it to generate a new id (Home Assistant then sees a new device) or set cabinet.id", filepath.Join(c.StatePath(), IDFile), clip(id))
+		return "", fmt.Errorf("cabinet id file %s holds %q, not [a-z0-9_]: delete it to generate a new id (Home Assistant then sees a new device) or set cabinet.id", file, clip(id))
 	}
 	return id, nil
 }
@@ -68,7 +63,7 @@ func (c *Config) EnsureCabinetID() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("write cabinet id: %w", err)
 	}
-	final := filepath.Join(dir, IDFile)
+	final := c.Layout().ID()
 	// Link instead of rename: if another process won the race, keep its id.
 	if err := os.Link(tmp.Name(), final); err != nil && !errors.Is(err, os.ErrExist) {
 		// Filesystems without hard links (vfat): fall back to rename.

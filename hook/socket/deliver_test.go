@@ -1,4 +1,4 @@
-package hook
+package socket
 
 import (
 	"bufio"
@@ -10,13 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batocera-cabinet/cabinet/hook/bootclock"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
-	"github.com/batocera-cabinet/cabinet/hook/tracker/journal"
 )
 
 // daemonStub listens on a unix socket and answers each connection with
 // reply(request line).
-func daemonStub(t *testing.T, reply func(conn net.Conn, req journal.Request)) string {
+func daemonStub(t *testing.T, reply func(conn net.Conn, req Request)) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "cabinet.sock")
 	ln, err := net.Listen("unix", path)
@@ -32,8 +32,8 @@ func daemonStub(t *testing.T, reply func(conn net.Conn, req journal.Request)) st
 			}
 			go func() {
 				defer conn.Close()
-				var req journal.Request
-				if err := journal.ReadLine(bufio.NewReader(conn), &req); err != nil {
+				var req Request
+				if err := ReadLine(bufio.NewReader(conn), &req); err != nil {
 					return
 				}
 				reply(conn, req)
@@ -46,29 +46,29 @@ func daemonStub(t *testing.T, reply func(conn net.Conn, req journal.Request)) st
 func TestDeliver(t *testing.T) {
 	ev := stamped(tracker.KindGameStart)
 	ev.Path = "/userdata/roms/nes/Zelda (USA).nes"
-	got := make(chan journal.Request, 1)
+	got := make(chan Request, 1)
 	cases := []struct {
 		name    string
-		reply   func(net.Conn, journal.Request)
+		reply   func(net.Conn, Request)
 		wantErr string // "" for success
 	}{
-		{"acked", func(c net.Conn, r journal.Request) { got <- r; c.Write([]byte(`{"ok":true}` + "\n")) }, ""},
-		{"ack in pieces", func(c net.Conn, r journal.Request) {
+		{"acked", func(c net.Conn, r Request) { got <- r; c.Write([]byte(`{"ok":true}` + "\n")) }, ""},
+		{"ack in pieces", func(c net.Conn, r Request) {
 			c.Write([]byte(`{"ok"`))
 			time.Sleep(5 * time.Millisecond)
 			c.Write([]byte(":true}\n"))
 		}, ""},
-		{"refused", func(c net.Conn, r journal.Request) { c.Write([]byte(`{"ok":false,"error":"disk full"}` + "\n")) }, "daemon refused the event: disk full"},
-		{"closed without ack", func(c net.Conn, r journal.Request) {}, "without an ack"},
-		{"garbage", func(c net.Conn, r journal.Request) { c.Write([]byte("HTTP/1.1 400\n")) }, "ack"},
-		{"endless", func(c net.Conn, r journal.Request) {
+		{"refused", func(c net.Conn, r Request) { c.Write([]byte(`{"ok":false,"error":"disk full"}` + "\n")) }, "daemon refused the event: disk full"},
+		{"closed without ack", func(c net.Conn, r Request) {}, "without an ack"},
+		{"garbage", func(c net.Conn, r Request) { c.Write([]byte("HTTP/1.1 400\n")) }, "ack"},
+		{"endless", func(c net.Conn, r Request) {
 			for i := 0; i < 100; i++ {
 				if _, err := c.Write([]byte(strings.Repeat("x", 512))); err != nil {
 					return
 				}
 			}
 		}, "too long"},
-		{"silent", func(c net.Conn, r journal.Request) { time.Sleep(time.Second) }, "deadline exceeded"},
+		{"silent", func(c net.Conn, r Request) { time.Sleep(time.Second) }, "deadline exceeded"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -84,7 +84,7 @@ func TestDeliver(t *testing.T) {
 		})
 	}
 	r := <-got
-	if r.Op != journal.OpEvent || r.Key != "key-1" || r.Event == nil || r.Event.Path != ev.Path || !r.Event.At.Equal(ev.At) {
+	if r.Op != OpEvent || r.Key != "key-1" || r.Event == nil || r.Event.Path != ev.Path || !r.Event.At.Equal(ev.At) {
 		t.Fatalf("daemon got %+v, want the event under key-1", r)
 	}
 }
@@ -108,8 +108,12 @@ func TestDeliverWithoutDaemon(t *testing.T) {
 	// The caller's budget is shorter than the fast path's: it wins.
 	ctx, cancel := context.WithTimeout(context.Background(), -time.Second)
 	defer cancel()
-	sock := daemonStub(t, func(c net.Conn, r journal.Request) { c.Write([]byte(`{"ok":true}` + "\n")) })
+	sock := daemonStub(t, func(c net.Conn, r Request) { c.Write([]byte(`{"ok":true}` + "\n")) })
 	if err := Deliver(ctx, sock, "k", ev); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("spent budget: err = %v, want a deadline error", err)
 	}
+}
+
+func stamped(kind tracker.Kind) tracker.Event {
+	return bootclock.Now().Event(kind, tracker.SourceES)
 }

@@ -1,4 +1,9 @@
-package journal
+// Package bootclock stamps an instant on the two clocks tracking needs: the
+// wall clock, and CLOCK_BOOTTIME with this boot's id. Durations within a
+// boot come from the boot clock, because boxes without a clock chip jump
+// at NTP sync, and it keeps counting through suspend. Every hook reads it
+// first thing, on ES's path, so it costs two system calls and a file read.
+package bootclock
 
 import (
 	"strings"
@@ -9,10 +14,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
 )
 
-// Now stamps this instant on both clocks: the wall clock, and
-// CLOCK_BOOTTIME with this boot's id (durations within a boot come from it,
-// because boxes without a clock chip jump at NTP sync; it keeps counting
-// through suspend).
+// Now stamps this instant on both clocks.
 func Now() tracker.Stamp {
 	st := tracker.Stamp{At: time.Now()}
 	var ts unix.Timespec

@@ -4,18 +4,15 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/batocera-cabinet/cabinet/cmd/cabinet/config"
-	"github.com/batocera-cabinet/cabinet/hook/tracker"
-	"github.com/batocera-cabinet/cabinet/hook/tracker/journal/intake"
+	"github.com/batocera-cabinet/cabinet/hook/intake"
+	"github.com/batocera-cabinet/cabinet/hook/socket"
 )
 
-// IntakePath is the daemon's intake log in the state dir (see package
-// intake): events it acked and has not yet applied to the store.
-func IntakePath(cfg *config.Config) string { return cfg.StatePath() + "/intake.log" }
-
-// IntakeRecord encodes a keyed event for the intake log.
-func IntakeRecord(key string, ev tracker.Event) ([]byte, error) {
-	b, err := json.Marshal(Request{Op: OpEvent, Key: key, Event: &ev})
+// IntakeRecord encodes a keyed event for the intake log: the socket's own
+// event request, so a record reads like what the hook sent.
+func IntakeRecord(k Keyed) ([]byte, error) {
+	ev := k.Event
+	b, err := json.Marshal(socket.Request{Op: socket.OpEvent, Key: k.Key, Event: &ev})
 	if err != nil {
 		return nil, fmt.Errorf("encode intake record: %w", err)
 	}
@@ -23,8 +20,8 @@ func IntakeRecord(key string, ev tracker.Event) ([]byte, error) {
 }
 
 // AppendIntake persists a keyed event in the intake log lg.
-func AppendIntake(lg *intake.Log, key string, ev tracker.Event) error {
-	rec, err := IntakeRecord(key, ev)
+func AppendIntake(lg *intake.Log, k Keyed) error {
+	rec, err := IntakeRecord(k)
 	if err != nil {
 		return err
 	}
@@ -34,14 +31,14 @@ func AppendIntake(lg *intake.Log, key string, ev tracker.Event) error {
 // FromIntake decodes intake records into keyed events, in order. A record
 // that does not decode to a valid event is reported in bad and skipped: it
 // came from a writer of another version, and it must not hold the rest up.
-func FromIntake(recs [][]byte) (items []Spooled, bad []error) {
+func FromIntake(recs [][]byte) (items []Keyed, bad []error) {
 	for i, b := range recs {
-		var req Request
+		var req socket.Request
 		if err := json.Unmarshal(b, &req); err != nil {
 			bad = append(bad, fmt.Errorf("intake record %d: %w", i, err))
 			continue
 		}
-		if req.Op != OpEvent || req.Event == nil {
+		if req.Op != socket.OpEvent || req.Event == nil {
 			bad = append(bad, fmt.Errorf("intake record %d: not a keyed event", i))
 			continue
 		}
@@ -54,7 +51,7 @@ func FromIntake(recs [][]byte) (items []Spooled, bad []error) {
 			bad = append(bad, fmt.Errorf("intake record %d: %w", i, err))
 			continue
 		}
-		items = append(items, Keyed(req.Key, ev))
+		items = append(items, Keyed{Key: req.Key, Event: ev})
 	}
 	return items, bad
 }

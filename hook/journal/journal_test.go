@@ -1,8 +1,6 @@
 package journal
 
 import (
-	"bufio"
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,7 +22,7 @@ func TestSpoolOrderAndQuarantine(t *testing.T) {
 	s := Spool{Dir: t.TempDir()}
 	// Written out of order, read back in event order.
 	for _, e := range []tracker.Event{ev(tracker.KindWake, 3*time.Second), ev(tracker.KindStart, 0), ev(tracker.KindSleep, time.Second)} {
-		if err := s.Write(e); err != nil {
+		if err := s.Write(NewKeyed(e)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -63,11 +61,10 @@ func TestApplyKeyedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	j := Journal{Store: store, Settings: haentities.Settings{ID: "abc"}, Tracker: tracker.DefaultConfig(), Publishing: true}
-	start := ev(tracker.KindStart, 0)
-	key := NewKey(start)
+	j := Rules{Settings: haentities.Settings{ID: "abc"}, Tracker: tracker.DefaultConfig(), Publishing: true}
+	start := NewKeyed(ev(tracker.KindStart, 0))
 	now := tracker.Stamp{At: t0.Add(time.Second), Boot: time.Hour + time.Second, BootID: "boot1"}
-	res, err := j.Apply(now, true, []Spooled{Keyed(key, start)})
+	res, err := Apply(store, j, now, true, []Keyed{start})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +73,7 @@ func TestApplyKeyedOnce(t *testing.T) {
 	}
 	// The same event again (the daemon got it and it was also spooled):
 	// nothing new happens.
-	res, err = j.Apply(now, true, []Spooled{Keyed(key, start)})
+	res, err = Apply(store, j, now, true, []Keyed{start})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,12 +100,12 @@ func TestApplyWithoutMQTTKeepsHistoryOnly(t *testing.T) {
 	defer store.Close()
 	cfg := tracker.DefaultConfig()
 	cfg.MinSession = 0
-	j := Journal{Store: store, Settings: haentities.Settings{ID: "abc"}, Tracker: cfg}
+	j := Rules{Settings: haentities.Settings{ID: "abc"}, Tracker: cfg}
 	start := ev(tracker.KindGameStart, 0)
 	start.Path, start.Name = "/userdata/roms/nes/a.nes", "A"
 	end := ev(tracker.KindGameEnd, 90*time.Second)
 	later := tracker.Stamp{At: t0.Add(time.Hour), Boot: 2 * time.Hour, BootID: "boot1"}
-	if _, err := j.Apply(later, true, []Spooled{Keyed("1", start), Keyed("2", end)}); err != nil {
+	if _, err := Apply(store, j, later, true, []Keyed{{"1", start}, {"2", end}}); err != nil {
 		t.Fatal(err)
 	}
 	sessions, _ := store.Sessions(outbox.Query{})
@@ -117,20 +114,6 @@ func TestApplyWithoutMQTTKeepsHistoryOnly(t *testing.T) {
 	}
 	if items, _ := store.Pending(later.At); len(items) != 0 {
 		t.Errorf("messages queued with MQTT off: %d", len(items))
-	}
-}
-
-func TestReadLineBounded(t *testing.T) {
-	var v map[string]any
-	long := bytes.Repeat([]byte("x"), maxLine+10)
-	if err := ReadLine(bufio.NewReader(bytes.NewReader(append(long, '\n'))), &v); err == nil {
-		t.Error("an over-long line was accepted")
-	}
-	var buf bytes.Buffer
-	WriteLine(&buf, Request{Op: OpEvent, Key: "k"})
-	var req Request
-	if err := ReadLine(bufio.NewReader(&buf), &req); err != nil || req.Op != OpEvent || req.Key != "k" {
-		t.Errorf("round trip: %+v %v", req, err)
 	}
 }
 

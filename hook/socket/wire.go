@@ -1,32 +1,21 @@
-package journal
+// Package socket is the daemon's unix socket protocol, every side of it:
+// the wire (one JSON request line, one JSON reply line), the hook's
+// client (an event handed over and acked once persisted), the client of
+// `cabinet mcp`, `cabinet call` and `cabinet doctor` (an MCP session, the
+// daemon's status), and the server's framing, which the daemon fills with
+// its handlers. An "mcp" request turns the connection into an MCP stdio
+// stream.
+package socket
 
 import (
 	"bufio"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
-	"os"
-	"path/filepath"
+	"net"
 
-	"github.com/batocera-cabinet/cabinet/cmd/cabinet/config"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
 )
-
-// The daemon's unix socket: hooks hand it their events (and wait for the
-// ack that the event is persisted), `cabinet mcp` and `cabinet call` speak
-// MCP through it, `cabinet doctor` asks its status. One JSON request line,
-// one JSON reply line; an "mcp" request turns the connection into an MCP
-// stdio stream.
-
-// SocketName is the socket's file name in the run dir (/var/run/cabinet:
-// tmpfs, because /userdata may be vfat, which has no sockets).
-const SocketName = "cabinet.sock"
-
-// SocketPath is the daemon's socket.
-func SocketPath(cfg *config.Config) string { return filepath.Join(cfg.RunDir(), SocketName) }
 
 // Requests.
 const (
@@ -57,15 +46,6 @@ type Reply struct {
 	Status json.RawMessage `json:"status,omitempty"`
 }
 
-// NewKey names an event for the socket and the spool: boot clock first, so
-// keys sort in event order within a boot, then the process and a random
-// part.
-func NewKey(ev tracker.Event) string {
-	var r [4]byte
-	rand.Read(r[:])
-	return fmt.Sprintf("%020d-%d-%s", int64(ev.Boot), os.Getpid(), hex.EncodeToString(r[:]))
-}
-
 // WriteLine sends one JSON line.
 func WriteLine(w io.Writer, v any) error {
 	b, err := json.Marshal(v)
@@ -93,4 +73,22 @@ func ReadLine(r *bufio.Reader, v any) error {
 		}
 	}
 	return json.Unmarshal(line, v)
+}
+
+// bufferedConn is a connection whose first line was read through r: the
+// bytes r already buffered belong to the stream that follows.
+type bufferedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+// CloseWrite half-closes a unix socket: the peer sees the end of the input
+// and still sends its last answers.
+func (c *bufferedConn) CloseWrite() error {
+	if uc, ok := c.Conn.(*net.UnixConn); ok {
+		return uc.CloseWrite()
+	}
+	return nil
 }

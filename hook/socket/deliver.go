@@ -1,4 +1,4 @@
-package hook
+package socket
 
 import (
 	"bytes"
@@ -11,7 +11,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
-	"github.com/batocera-cabinet/cabinet/hook/tracker/journal"
 )
 
 // FastPathTimeout is how long a hook waits for the daemon's ack before it
@@ -40,7 +39,7 @@ func Deliver(ctx context.Context, socket, key string, ev tracker.Event) error {
 	}
 	// UTC: a time in the Local zone would load the zone database to encode.
 	ev.At = ev.At.UTC()
-	req, err := json.Marshal(journal.Request{Op: journal.OpEvent, Key: key, Event: &ev})
+	req, err := json.Marshal(Request{Op: OpEvent, Key: key, Event: &ev})
 	if err != nil {
 		return fmt.Errorf("encode the event: %w", err)
 	}
@@ -87,7 +86,7 @@ func Deliver(ctx context.Context, socket, key string, ev tracker.Event) error {
 		}
 		buf = append(buf, chunk[:n]...)
 	}
-	var rep journal.Reply
+	var rep Reply
 	if err := json.Unmarshal(buf[:bytes.IndexByte(buf, '\n')], &rep); err != nil {
 		return fmt.Errorf("the daemon's ack: %w", err)
 	}

@@ -9,11 +9,11 @@ import (
 )
 
 func TestFromIntake(t *testing.T) {
-	good, err := IntakeRecord("k1", ev(tracker.KindScreensaverStart, 0))
+	good, err := IntakeRecord(Keyed{"k1", ev(tracker.KindScreensaverStart, 0)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, _ := IntakeRecord("k2", ev(tracker.KindScreensaverStop, time.Second))
+	second, _ := IntakeRecord(Keyed{"k2", ev(tracker.KindScreensaverStop, time.Second)})
 	recs := [][]byte{
 		good,
 		[]byte("{not json"),
@@ -25,7 +25,7 @@ func TestFromIntake(t *testing.T) {
 	items, bad := FromIntake(recs)
 	var keys []string
 	for _, it := range items {
-		keys = append(keys, it.key()+"="+string(it.Event.Kind))
+		keys = append(keys, it.storeKey()+"="+string(it.Event.Kind))
 	}
 	if got, want := strings.Join(keys, ","), "ev:k1=screensaver-start,ev:k2=screensaver-stop"; got != want {
 		t.Errorf("items = %s, want %s", got, want)
@@ -36,7 +36,7 @@ func TestFromIntake(t *testing.T) {
 }
 
 func FuzzFromIntake(f *testing.F) {
-	good, _ := IntakeRecord("k1", ev(tracker.KindGameStart, 0))
+	good, _ := IntakeRecord(Keyed{"k1", ev(tracker.KindGameStart, 0)})
 	f.Add(good)
 	f.Add([]byte(`{"op":"event","key":"","event":null}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -45,7 +45,7 @@ func FuzzFromIntake(f *testing.F) {
 			t.Fatalf("one record gave %d items and %d errors", len(items), len(bad))
 		}
 		for _, it := range items {
-			if err := CheckKey(strings.TrimPrefix(it.key(), "ev:")); err != nil {
+			if err := CheckKey(it.Key); err != nil {
 				t.Fatalf("accepted a bad key: %v", err)
 			}
 			if err := it.Event.Validate(); err != nil {

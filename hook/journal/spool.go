@@ -27,13 +27,10 @@ const (
 	maxSpoolBatch = 2000
 )
 
-// Write persists one event under a new key.
-func (s Spool) Write(ev tracker.Event) error { return s.WriteKeyed(NewKey(ev), ev) }
-
-// WriteKeyed persists one event under key (see NewKey): the file is
-// key.event, so the store can tell it from the same event delivered over
-// the daemon's socket.
-func (s Spool) WriteKeyed(key string, ev tracker.Event) error {
+// Write persists one keyed event: the file is key.event, so the store can
+// tell it from the same event delivered over the daemon's socket.
+func (s Spool) Write(k Keyed) error {
+	key, ev := k.Key, k.Event
 	if err := CheckKey(key); err != nil {
 		return fmt.Errorf("spool: %w", err)
 	}
@@ -70,17 +67,10 @@ func (s Spool) WriteKeyed(key string, ev tracker.Event) error {
 	return nil
 }
 
-// Spooled is one event read back, with the file to remove once it is
-// persisted in the store.
-type Spooled struct {
-	Name  string
-	Event tracker.Event
-}
-
 // Read returns the spooled events in event order (at most a bounded batch).
 // Files that cannot be decoded are moved to bad/ so they are kept for a
 // human and never block the spool.
-func (s Spool) Read() ([]Spooled, error) {
+func (s Spool) Read() ([]Keyed, error) {
 	ents, err := os.ReadDir(s.Dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -88,7 +78,7 @@ func (s Spool) Read() ([]Spooled, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read spool: %w", err)
 	}
-	var out []Spooled
+	var out []Keyed
 	for _, e := range ents {
 		name := e.Name()
 		if !e.Type().IsRegular() {
@@ -106,7 +96,7 @@ func (s Spool) Read() ([]Spooled, error) {
 			s.quarantine(name)
 			continue
 		}
-		out = append(out, Spooled{Name: name, Event: ev})
+		out = append(out, Keyed{Key: strings.TrimSuffix(name, spoolExt), Event: ev})
 		if len(out) >= maxSpoolBatch {
 			break
 		}
@@ -144,10 +134,10 @@ func before(a, b tracker.Event) bool {
 	return a.At.Before(b.At)
 }
 
-// Remove deletes ingested files.
-func (s Spool) Remove(items []Spooled) {
+// Remove deletes the files of events read from the spool.
+func (s Spool) Remove(items []Keyed) {
 	for _, it := range items {
-		os.Remove(filepath.Join(s.Dir, it.Name))
+		os.Remove(filepath.Join(s.Dir, it.Key+spoolExt))
 	}
 }
 
@@ -165,23 +155,3 @@ func (s Spool) dropStaleTemp(name string) {
 		os.Remove(p)
 	}
 }
-
-// key is the event's identity in the store, the same whether it came from
-// the spool or the socket, so a crash between the commit and the file's
-// removal (or an ack that came too late) never applies an event twice.
-func (it Spooled) key() string { return "ev:" + strings.TrimSuffix(it.Name, spoolExt) }
-
-// CheckKey refuses a key that cannot name a spool file or a store entry.
-func CheckKey(key string) error {
-	if key == "" || strings.ContainsAny(key, "/\x00") || len(key) > 128 {
-		if len(key) > 40 {
-			key = key[:40] + "…"
-		}
-		return fmt.Errorf("bad event key %q (1 to 128 characters, no slash)", key)
-	}
-	return nil
-}
-
-// Keyed wraps an event delivered with its key (over the socket, or the
-// hook's own event) so Apply dedupes it like a spooled one.
-func Keyed(key string, ev tracker.Event) Spooled { return Spooled{Name: key, Event: ev} }

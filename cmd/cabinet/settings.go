@@ -1,0 +1,137 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/batocera-cabinet/cabinet/cmd/cabinet/config"
+	"github.com/batocera-cabinet/cabinet/daemon"
+	"github.com/batocera-cabinet/cabinet/daemon/tools"
+	"github.com/batocera-cabinet/cabinet/haentities"
+	"github.com/batocera-cabinet/cabinet/haentities/mqttlink"
+	"github.com/batocera-cabinet/cabinet/hook/journal"
+	"github.com/batocera-cabinet/cabinet/hook/tracker"
+)
+
+// This file maps the cabinet.* keys to each part's own settings: the
+// packages below cmd/ never see the configuration itself.
+
+// thermalZones are the kernel's temperature files, in millidegrees Celsius.
+const thermalZones = "/sys/class/thermal/thermal_zone*/temp"
+
+// haSettings builds the Home Assistant settings: the persisted cabinet id
+// (generated the first time), the names, and the versions read from the
+// (possibly rooted) Batocera tree. The daemon's add its own entities
+// (diagnostics, and the controls when cabinet.ha.controls is on), so its
+// discovery announces them and turning the controls off clears theirs.
+func haSettings(cfg *config.Config, version string, isDaemon bool) (haentities.Settings, error) {
+	id, err := cfg.EnsureCabinetID()
+	if err != nil {
+		return haentities.Settings{}, err
+	}
+	s := haentities.Settings{
+		ID:              id,
+		Name:            cfg.Name,
+		DiscoveryPrefix: cfg.MQTT.DiscoveryPrefix,
+		BaseTopic:       cfg.MQTT.BaseTopic,
+		Version:         version,
+		BatoceraVersion: batoceraVersion(cfg),
+		Model:           firstLine(cfg.Path("/usr/share/batocera/batocera.arch")),
+		Daemon:          isDaemon,
+		Controls:        isDaemon && cfg.HA.Controls,
+	}
+	return s, s.Validate()
+}
+
+// journalRules are the journal's rules: settings, the cabinet.tracker.*
+// keys, and whether MQTT is on.
+func journalRules(cfg *config.Config, settings haentities.Settings) journal.Rules {
+	tc := tracker.DefaultConfig()
+	tc.MinSession = time.Duration(cfg.Tracker.MinSessionSeconds) * time.Second
+	tc.IgnoreScreensaverLaunches = cfg.Tracker.IgnoreScreensaverLaunches
+	return journal.Rules{Settings: settings, Tracker: tc, Publishing: cfg.MQTTEnabled()}
+}
+
+// mqttOptions maps cabinet.mqtt.* to a connection under clientID: the
+// daemon's (cabinet.mqtt.client_id, default cabinet_<id>), a hook's
+// (cabinet_<id>_h<pid>, no last will, so it never knocks the daemon's
+// session off) or doctor's.
+func mqttOptions(cfg *config.Config, clientID string) mqttlink.Options {
+	return mqttlink.Options{
+		Broker:   cfg.MQTT.Broker,
+		Username: cfg.MQTT.Username,
+		Password: cfg.MQTT.Password.Reveal(),
+		ClientID: clientID,
+		CAFile:   cfg.Path(cfg.MQTT.CAFile),
+	}
+}
+
+// hookClientID and doctorClientID name short-lived connections apart from
+// the daemon's.
+func hookClientID(id string) string   { return fmt.Sprintf("cabinet_%s_h%d", id, os.Getpid()) }
+func doctorClientID(id string) string { return fmt.Sprintf("cabinet_%s_doctor%d", id, os.Getpid()) }
+
+// toolsSettings maps what the MCP tools are built from: the ES and RetroArch
+// addresses, the system paths under cabinet.paths.root (/proc stays the
+// real one: it describes this machine), the name and the MCP switches.
+func toolsSettings(cfg *config.Config) tools.Settings {
+	p := tools.DefaultPaths()
+	p.ThermalZones = cfg.Path(p.ThermalZones)
+	p.BatoceraVersion = cfg.Path(p.BatoceraVersion)
+	p.StateDir = cfg.StatePath()
+	p.ScreenshotDir = cfg.ScreenshotPath()
+	return tools.Settings{ESURL: cfg.ESURL, RetroArchAddr: cfg.RetroArchAddr, Paths: p, Name: cfg.Name,
+		ReadOnly: cfg.MCP.ReadOnly, DryRun: cfg.MCP.DryRun}
+}
+
+// daemonConfig maps a configuration reading to the daemon's. Only the
+// cabinet id can make it fail (unreadable, or a state dir it cannot be
+// written to).
+func daemonConfig(l *config.Loaded, version string) (daemon.Loaded, error) {
+	cfg := &l.Config
+	settings, err := haSettings(cfg, version, true)
+	if err != nil {
+		return daemon.Loaded{}, fmt.Errorf("home assistant settings: %w", err)
+	}
+	clientID := cfg.MQTT.ClientID
+	if clientID == "" {
+		clientID = "cabinet_" + settings.ID
+	}
+	dc := daemon.Config{
+		Layout:      cfg.Layout(),
+		Rules:       journalRules(cfg, settings),
+		BirthTopic:  cfg.MQTT.HAStatusTopic,
+		ESURL:       cfg.ESURL,
+		Tools:       toolsSettings(cfg),
+		HTTP:        daemon.HTTP{Listen: cfg.MCP.Listen, AllowedHosts: cfg.MCP.AllowedHosts, AllowedOrigins: cfg.MCP.AllowedOrigins},
+		Diagnostics: daemon.Diagnostics{ThermalZones: cfg.Path(thermalZones), BatoceraVersion: settings.BatoceraVersion},
+		LogLevel:    cfg.LogLevel,
+		Secrets:     cfg.Secrets(),
+	}
+	if cfg.MQTTEnabled() {
+		dc.MQTT = mqttOptions(cfg, clientID)
+	}
+	return daemon.Loaded{Config: dc, Warnings: l.Warnings, Err: l.Err}, nil
+}
+
+// batoceraVersion reads /usr/share/batocera/batocera.version ("41
+// 2024/11/28 19:07") and returns its first word, "" when absent. The file,
+// not the batocera-version command: the command inserts flag letters that
+// change when Cabinet itself is installed.
+func batoceraVersion(cfg *config.Config) string {
+	if f := strings.Fields(firstLine(cfg.Path("/usr/share/batocera/batocera.version"))); len(f) > 0 {
+		return f[0]
+	}
+	return ""
+}
+
+func firstLine(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) > 4096 {
+		return ""
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	return strings.TrimSpace(line)
+}

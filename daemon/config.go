@@ -1,0 +1,81 @@
+package daemon
+
+import (
+	"reflect"
+
+	"github.com/batocera-cabinet/cabinet/daemon/tools"
+	"github.com/batocera-cabinet/cabinet/haentities/mqttlink"
+	"github.com/batocera-cabinet/cabinet/hook/journal"
+	"github.com/batocera-cabinet/cabinet/hook/paths"
+)
+
+// Config is the daemon's own configuration: cmd/cabinet maps the cabinet.*
+// keys to it, and maps them again after every edit of the file. Each part
+// has its own section, so what a change needs to rebuild is derived by
+// comparing sections (see changes), not kept by hand.
+type Config struct {
+	Layout paths.Layout
+	// Rules are the journal's: Home Assistant settings (the daemon's own
+	// entities included), tracker rules, whether MQTT is on.
+	Rules journal.Rules
+	// MQTT is the link's connection (Broker "" means MQTT is off);
+	// BirthTopic is Home Assistant's status topic.
+	MQTT       mqttlink.Options
+	BirthTopic string
+	// ESURL is where the watcher and the name cache reach ES.
+	ESURL string
+	// Tools is what the MCP tools are built from.
+	Tools tools.Settings
+	// HTTP is MCP over HTTP; it applies at the next start.
+	HTTP HTTP
+	// Diagnostics is what the diagnostic entities read.
+	Diagnostics Diagnostics
+	LogLevel    string
+	// Secrets are scrubbed from every log line.
+	Secrets []string
+}
+
+// HTTP is MCP over Streamable HTTP.
+type HTTP struct {
+	Listen         string // cabinet.mcp.listen
+	AllowedHosts   []string
+	AllowedOrigins []string
+}
+
+// Diagnostics are the sources of the diagnostic entities.
+type Diagnostics struct {
+	ThermalZones    string // glob of the kernel's temperature files
+	BatoceraVersion string // read by cmd/cabinet from batocera.version
+}
+
+// Loaded is one reading of the configuration.
+type Loaded struct {
+	Config   Config
+	Warnings []string
+	// Err is set when some values are invalid: Config then holds their
+	// defaults (at start), and a reload keeps the configuration in force.
+	Err error
+}
+
+// changes says what a new configuration needs from the running daemon.
+type changes struct {
+	rules, link, tools, es bool
+	// http and layout apply at the next start: the listener, the store and
+	// the socket are open.
+	http, layout bool
+}
+
+func diff(old, cur *Config) changes {
+	return changes{
+		rules: !reflect.DeepEqual(old.Rules, cur.Rules),
+		// The link's topics come from the settings (availability, commands).
+		link:   old.MQTT != cur.MQTT || old.BirthTopic != cur.BirthTopic || old.Rules.Settings != cur.Rules.Settings,
+		tools:  !reflect.DeepEqual(old.Tools, cur.Tools),
+		es:     old.ESURL != cur.ESURL,
+		http:   !reflect.DeepEqual(old.HTTP, cur.HTTP),
+		layout: old.Layout != cur.Layout,
+	}
+}
+
+// mqttEnabled reports whether a broker is configured.
+func (c *Config) mqttEnabled() bool { return c.MQTT.Broker != "" }

@@ -1,0 +1,146 @@
+// Package journal is the one place where events become persisted outcomes:
+// Apply runs events through the tracker against the state kept in the
+// outbox store and records — in the same fsynced transaction — the new
+// state, the logged sessions and every message to publish. Owner is
+// whoever holds the store (the daemon for its life, a hook running alone
+// for a moment): it applies the intake log, the spool and new events, resets
+// a damaged store, and delivers what is pending, so that bookkeeping is
+// written once. The spool, where events wait while the store is busy, and
+// the encoding of the daemon's intake log live here too.
+package journal
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/batocera-cabinet/cabinet/haentities"
+	"github.com/batocera-cabinet/cabinet/haentities/outbox"
+	"github.com/batocera-cabinet/cabinet/hook/tracker"
+)
+
+// Rules are what Apply needs to know besides the events.
+type Rules struct {
+	Settings haentities.Settings
+	Tracker  tracker.Config
+	// Publishing says whether MQTT is configured. Without it, states and
+	// sessions are still kept (the history serves play_history), but no
+	// message is queued for a broker nobody will ever drain.
+	Publishing bool
+	// DiscoveryRecorded skips recording the discovery configs: the daemon
+	// records them once per settings, a hook (a new process each time)
+	// every time.
+	DiscoveryRecorded bool
+}
+
+// Result is what one Apply did.
+type Result struct {
+	tracker.Output
+	// Applied are the events applied for the first time (a duplicate key
+	// is skipped), in the order given.
+	Applied []Keyed
+	// Reset is set when the stored tracker state could not be decoded and
+	// tracking restarted from a blank state.
+	Reset error
+}
+
+// Apply applies evs (none: a flush) to store at now, in one transaction.
+// With publish false (the configgen hook, which never touches the network)
+// time-sensitive events are left in the state for the next publisher.
+func Apply(store *outbox.Store, r Rules, now tracker.Stamp, publish bool, evs []Keyed) (Result, error) {
+	var res Result
+	err := store.Update(func(tx *outbox.Tx) error {
+		res = Result{}
+		st, err := tracker.Decode(tx.TrackerState())
+		if err != nil {
+			res.Reset, st = err, tracker.New()
+		}
+		var all []tracker.Event
+		for _, k := range evs {
+			first, err := tx.Once(k.storeKey(), now.At)
+			if err != nil {
+				return err
+			}
+			if first {
+				all = append(all, enrich(tx, k.Event))
+				res.Applied = append(res.Applied, k)
+			}
+		}
+		var out tracker.Output
+		if publish {
+			st, out = tracker.Apply(st, r.Tracker, now, all...)
+		} else {
+			st, out = tracker.Record(st, r.Tracker, now, all...)
+		}
+		res.Output = out
+		b, err := tracker.Encode(st)
+		if err != nil {
+			return err
+		}
+		if err := tx.SetTrackerState(b); err != nil {
+			return err
+		}
+		for _, sess := range out.Logged {
+			if err := tx.AppendSession(sess); err != nil {
+				return err
+			}
+		}
+		if !r.Publishing {
+			return nil
+		}
+		// A hook keeps the daemon's diagnostics and controls configs
+		// (KeptTopics). The daemon records discovery once per settings.
+		if !r.DiscoveryRecorded {
+			if err := tx.RecordDiscovery(haentities.Discovery(r.Settings, now.At), now.At, haentities.KeptTopics(r.Settings)...); err != nil {
+				return err
+			}
+		}
+		msgs := out.Messages(r.Settings, now.At)
+		if err := tx.Record(msgs...); err != nil {
+			return err
+		}
+		if !r.Settings.Daemon && out.Snapshot.Online && len(all) > 0 {
+			// Without the daemon nobody else says "online": after a power
+			// cut the broker holds the daemon's last will ("offline") while
+			// the store believes "online" was delivered long ago. Each hook
+			// event says it again (one small retained message); a flush
+			// with no event does not.
+			for _, m := range msgs {
+				if m.Kind == haentities.KindAvailability {
+					return tx.Refresh(m)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Result{}, fmt.Errorf("record event: %w", err)
+	}
+	return res, nil
+}
+
+// enrich prefers the names ES itself has for a game (cached in the store by
+// whoever read ES's game lists) over the argv ES mangles.
+func enrich(tx *outbox.Tx, ev tracker.Event) tracker.Event {
+	if ev.Path != "" {
+		if n, ok := tx.Name(ev.Path); ok {
+			if n.Name != "" {
+				ev.Name = n.Name
+			}
+			if ev.System == "" {
+				ev.System = n.System
+			}
+			if ev.SystemName == "" {
+				ev.SystemName = n.SystemName
+			}
+		}
+	}
+	if ev.System != "" && ev.SystemName == "" {
+		if full, ok := tx.SystemName(ev.System); ok {
+			ev.SystemName = full
+		}
+	}
+	return ev
+}
+
+// IsBusy reports whether err means another process owns the store.
+func IsBusy(err error) bool { return errors.Is(err, outbox.ErrLocked) }

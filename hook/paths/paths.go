@@ -1,0 +1,52 @@
+// Package paths names every file Cabinet keeps in its two directories: the
+// state dir on /userdata (cabinet.state_dir; it survives reboots) and the
+// run dir on tmpfs (/var/run/cabinet; /userdata may be vfat or exFAT, which
+// have no sockets). The hook, the daemon, doctor and the tests all find the
+// store, the spool, the intake log, the socket and the rest here, so a
+// file is named once.
+package paths
+
+import "path/filepath"
+
+// File names in the run dir. Scripts rendered by package packaging use them
+// too, so they are constants.
+const (
+	SocketName          = "cabinet.sock"
+	PIDFileName         = "serve.pid"
+	ScreensaverFlagName = "screensaver"
+)
+
+// Layout is where one cabinet's files are: both directories already
+// resolved (under cabinet.paths.root in tests and the simulator).
+type Layout struct {
+	State string // the state dir, /userdata/system/cabinet by default
+	Run   string // the run dir, /var/run/cabinet
+}
+
+// Store is the bbolt store: tracker state, outbox, session history, names.
+func (l Layout) Store() string { return filepath.Join(l.State, "cabinet.db") }
+
+// Spool is the folder where events wait while the store is busy.
+func (l Layout) Spool() string { return filepath.Join(l.State, "spool") }
+
+// Intake is the daemon's write-ahead log of acked events.
+func (l Layout) Intake() string { return filepath.Join(l.State, "intake.log") }
+
+// Log is the shared, size-bounded log file of `serve` and `hook`.
+func (l Layout) Log() string { return filepath.Join(l.State, "cabinet.log") }
+
+// ID holds the generated cabinet id, apart from the store so that a damaged
+// store never mints a new Home Assistant device.
+func (l Layout) ID() string { return filepath.Join(l.State, "id") }
+
+// Token is the bearer token of MCP over HTTP (0600).
+func (l Layout) Token() string { return filepath.Join(l.State, "token") }
+
+// FlushLock is held by the one delayed-flush process of standalone hooks.
+func (l Layout) FlushLock() string { return filepath.Join(l.State, "flush.lock") }
+
+// Socket is the daemon's unix socket.
+func (l Layout) Socket() string { return filepath.Join(l.Run, SocketName) }
+
+// PIDFile is the daemon's single-instance lock, holding its pid.
+func (l Layout) PIDFile() string { return filepath.Join(l.Run, PIDFileName) }
