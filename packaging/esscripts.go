@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"path"
 	"strings"
+
+	"github.com/batocera-cabinet/cabinet/hook/paths"
 )
 
 // Layout says where things live. The zero value is not useful; use
@@ -53,7 +55,7 @@ func HookEvents() []string {
 }
 
 // ScreensaverFlag is the file whose presence lets game-selected through.
-func (l Layout) ScreensaverFlag() string { return path.Join(l.RunDir, "screensaver") }
+func (l Layout) ScreensaverFlag() string { return path.Join(l.RunDir, paths.ScreensaverFlagName) }
 
 // ESScriptFiles renders every script Cabinet installs for EmulationStation
 // and configgen.

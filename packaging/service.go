@@ -3,6 +3,8 @@ package packaging
 import (
 	"fmt"
 	"path"
+
+	"github.com/batocera-cabinet/cabinet/hook/paths"
 )
 
 // ServiceScript renders the Batocera user service that runs `cabinet
@@ -36,7 +38,7 @@ case "$1" in
     ;;
   stop)
     touch "$RUN/stopping"
-    pid=$(cat "$RUN/serve.pid" 2>/dev/null)
+    pid=$(cat "$RUN/%[4]s" 2>/dev/null)
     [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null
     for _ in $(seq 1 50); do # cabinet serve publishes "offline" and closes the store: give it 5 s
       [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || break
@@ -47,7 +49,7 @@ case "$1" in
     rm -f "$RUN/service.pid"
     ;;
   status)
-    pid=$(cat "$RUN/serve.pid" 2>/dev/null)
+    pid=$(cat "$RUN/%[4]s" 2>/dev/null)
     if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then echo "running (pid $pid)"; else echo stopped; exit 1; fi
     ;;
   *)
@@ -55,6 +57,6 @@ case "$1" in
     exit 2
     ;;
 esac
-`, shQuote(l.Binary), shQuote(run), l.ServiceName),
+`, shQuote(l.Binary), shQuote(run), l.ServiceName, paths.PIDFileName),
 	}
 }

@@ -1,0 +1,74 @@
+package daemon
+
+import (
+	"context"
+	"os"
+	"time"
+
+	"github.com/batocera-cabinet/cabinet/daemon/es"
+	"github.com/batocera-cabinet/cabinet/haentities/outbox"
+)
+
+// Status is what `cabinet doctor` and the health tool see of the daemon.
+type Status struct {
+	PID           int       `json:"pid"`
+	Version       string    `json:"version"`
+	Started       time.Time `json:"started"`
+	ConfigError   string    `json:"config_error,omitempty"`
+	MQTTEnabled   bool      `json:"mqtt_enabled"`
+	MQTTConnected bool      `json:"mqtt_connected"`
+	MQTTError     string    `json:"mqtt_error,omitempty"`
+	Reconnects    int64     `json:"mqtt_reconnects"`
+	OutboxDepth   int       `json:"outbox_depth"`
+	OutboxDropped uint64    `json:"outbox_dropped"`
+	OutboxExpired uint64    `json:"outbox_expired"`
+	Sessions      int       `json:"sessions"`
+	// MCPHTTP is where MCP over HTTP listens; MCPHTTPError why it does not.
+	MCPHTTP      string `json:"mcp_http,omitempty"`
+	MCPHTTPError string `json:"mcp_http_error,omitempty"`
+}
+
+// Status reports the daemon's health.
+func (d *Daemon) Status() Status {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	st := Status{PID: os.Getpid(), Version: d.opts.Version, Started: d.started, MQTTEnabled: d.cfg.mqttEnabled(),
+		MCPHTTP: d.http.addr, MCPHTTPError: d.http.err}
+	if d.cfgErr != nil {
+		st.ConfigError = d.cfgErr.Error()
+	}
+	if d.link != nil {
+		st.MQTTConnected = d.link.Connected()
+		st.Reconnects = d.link.Reconnects()
+		if err := d.link.LastError(); err != nil && !st.MQTTConnected {
+			st.MQTTError = err.Error()
+		}
+	}
+	if s, err := d.eng.store().Stats(); err == nil {
+		st.OutboxDepth, st.OutboxDropped, st.OutboxExpired, st.Sessions = s.QueueDepth+s.Undelivered, s.Dropped, s.Expired, s.Sessions
+	}
+	return st
+}
+
+// config is the configuration in force.
+func (d *Daemon) config() *Config {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.cfg
+}
+
+// Store is the daemon's store (play history for the MCP tools).
+func (d *Daemon) Store() *outbox.Store { return d.eng.store() }
+
+// es is the ES client of the configuration in force.
+func (d *Daemon) es() *es.Client {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.esClient
+}
+
+// liveES is the watcher's view of ES: whichever client the configuration
+// in force names, so a new cabinet.es.url applies without a restart.
+type liveES struct{ d *Daemon }
+
+func (l liveES) RunningGame(ctx context.Context) (*es.Game, error) { return l.d.es().RunningGame(ctx) }
