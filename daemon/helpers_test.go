@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -19,6 +18,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/hook/paths"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
 	"github.com/batocera-cabinet/cabinet/simulator"
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/mqttbroker"
 )
 
@@ -26,35 +26,13 @@ import (
 // machine, and a test that fails says what it waited for.
 const waitLimit = 15 * time.Second
 
-// logBuffer collects the daemon's JSON log lines and says when one arrives.
-type logBuffer struct {
-	mu      sync.Mutex
-	b       bytes.Buffer
-	changed chan struct{}
-}
+// logBuffer is the daemon's log, with its JSON lines decoded on demand.
+type logBuffer struct{ cabinettest.LogBuffer }
 
-func newLogBuffer() *logBuffer { return &logBuffer{changed: make(chan struct{})} }
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	close(l.changed)
-	l.changed = make(chan struct{})
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+func newLogBuffer() *logBuffer { return &logBuffer{} }
 
 // written is closed at the next line.
-func (l *logBuffer) written() <-chan struct{} {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.changed
-}
+func (l *logBuffer) written() <-chan struct{} { return l.Changed() }
 
 // entries returns the log lines whose message is msg, decoded.
 func (l *logBuffer) entries(msg string) []map[string]any {

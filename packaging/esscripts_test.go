@@ -103,6 +103,7 @@ func TestRootScriptActsOnlyOnQuit(t *testing.T) {
 }
 
 func TestScreensaverFlagGatesGameSelected(t *testing.T) {
+	t.Parallel() // waits for the flag's linger, as the service test waits for its daemon
 	l, rec := install(t)
 	ev := func(name string, args ...string) { runScript(t, filepath.Join(l.ESScripts, name, "cabinet"), args...) }
 	flagExists := func() bool { _, err := os.Stat(l.ScreensaverFlag()); return err == nil }

@@ -11,6 +11,7 @@ import (
 // TestServiceScript runs the service against a fake daemon that records its
 // pid where `cabinet serve` does and exits on SIGTERM.
 func TestServiceScript(t *testing.T) {
+	t.Parallel() // waits for the respawn delay; independent of the other tests
 	root := t.TempDir()
 	l := Layout{Binary: filepath.Join(root, "bin", "cabinet"), RunDir: filepath.Join(root, "run"), ServicesDir: filepath.Join(root, "services"), ServiceName: "cabinet"}
 	fake := "#!/bin/sh\necho $$ > '" + l.RunDir + "/serve.pid'\necho started >> '" + root + "/starts'\ntrap 'exit 0' TERM\nwhile :; do sleep 0.05; done\n"

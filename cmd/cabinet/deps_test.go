@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -48,7 +47,7 @@ func TestProductionDependencies(t *testing.T) {
 		switch {
 		case d == "testing", d == "net/http/httptest", strings.HasPrefix(d, "testing/"):
 			t.Errorf("the cabinet binary links %s", d)
-		case strings.HasSuffix(d, "/peertest"):
+		case strings.HasSuffix(d, "/peertest"), strings.HasSuffix(d, "/cabinettest"), strings.HasSuffix(d, "/binarytest"):
 			t.Errorf("the cabinet binary links test helper %s", d)
 		}
 	}
@@ -90,17 +89,11 @@ func TestProductionDependencies(t *testing.T) {
 	}
 }
 
-// TestStartupCost builds the binary and reports (not asserts: timing is for
+// TestStartupCost runs the built binary and reports (not asserts: timing is for
 // benchmarks) its start time and the heaviest package inits, and fails if
 // one of our own packages does measurable work at init.
 func TestStartupCost(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := filepath.Join(t.TempDir(), "cabinet")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := cabinetBinary(t)
 	var runs []time.Duration
 	for i := 0; i < 15; i++ {
 		start := time.Now()

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/batocera-cabinet/cabinet/simulator"
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeretroarch"
 )
 
@@ -90,7 +91,7 @@ func TestCallEveryTool(t *testing.T) {
 		t.Fatal("a dry-run launch started a game")
 	}
 	action("done", "batocera_launch_game", "system=megadrive", "game_id="+id)
-	waitFor(t, "RetroArch to answer", func() bool { return ra().Listening })
+	waitRetroArch(t, cab, "RetroArch to answer", func(s fakeretroarch.Snapshot) bool { return s.Listening })
 	if again := call(1, "batocera_launch_game", "system=megadrive", "game_id="+id); again["is_error"] != true || !strings.Contains(again["text"].(string), "quit it first") {
 		t.Errorf("second launch: got %v, want a tool error saying to quit first", again)
 	}
@@ -126,7 +127,7 @@ func TestCallEveryTool(t *testing.T) {
 		t.Fatal("a dry-run quit ended the game")
 	}
 	action("done", "batocera_quit_game")
-	waitFor(t, "ES to return to the menu", func() bool { _, ok := cab.ES.Running(); return !ok })
+	waitMenu(t, cab)
 	if nothing := call(1, "batocera_pause_game"); nothing["is_error"] != true {
 		t.Errorf("pause with no game: got %v, want a tool error", nothing)
 	}
@@ -191,8 +192,8 @@ func TestDoctorEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	nothing := filepath.Join(dir, "nothing.conf")
 	text := "cabinet.paths.root=" + filepath.Join(dir, "root") + "\n" +
-		"cabinet.es.url=http://" + closedAddr(t, "tcp") + "\n" +
-		"cabinet.retroarch.addr=" + closedAddr(t, "udp") + "\n"
+		"cabinet.es.url=http://" + cabinettest.ClosedAddr(t, "tcp") + "\n" +
+		"cabinet.retroarch.addr=" + cabinettest.ClosedAddr(t, "udp") + "\n"
 	if err := os.WriteFile(nothing, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 )
 
 // TestDemo runs README's first command as a newcomer would (faster): the
@@ -10,6 +12,7 @@ import (
 // as sessions and the short one is not, and Home Assistant's final states
 // say so.
 func TestDemo(t *testing.T) {
+	cabinettest.Long(t, "the whole scripted evening, about 17 s")
 	code, out, errOut := runBinary(t, nil, "demo", "--once", "--speed", "4")
 	if code != 0 || strings.Contains(errOut, "demo:") {
 		t.Fatalf("cabinet demo: exit %d\nstderr:\n%s\nstdout:\n%s", code, errOut, lastLines(out, 30))

@@ -2,10 +2,8 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -14,66 +12,27 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/simulator"
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeretroarch"
 )
-
-// mcpReport is the part of mcpcheck's JSON document the tests read.
-type mcpReport struct {
-	OK              bool     `json:"ok"`
-	ProtocolVersion string   `json:"protocolVersion"`
-	Warnings        []string `json:"warnings"`
-	Tools           []struct {
-		Name            string         `json:"name"`
-		Title           string         `json:"title"`
-		Annotations     map[string]any `json:"annotations"`
-		HasOutputSchema bool           `json:"hasOutputSchema"`
-	} `json:"tools"`
-	Call *struct {
-		IsError bool `json:"isError"`
-		Result  struct {
-			Content           []map[string]any `json:"content"`
-			StructuredContent map[string]any   `json:"structuredContent"`
-		} `json:"result"`
-	} `json:"call"`
-	Error *struct {
-		Code    any    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
 
 // runMCPCheck runs mcpcheck with opts before target (its options must come
 // before `--stdio --`, which takes the rest of the line) and parses the one
 // JSON document it prints; stderr is its diagnostics and the server's.
-func runMCPCheck(t *testing.T, env []string, opts []string, target ...string) (rep mcpReport, code int, stderrText string) {
+func runMCPCheck(t *testing.T, check *cabinettest.MCPCheck, env, opts []string, target ...string) (rep cabinettest.MCPReport, code int, stderrText string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	args := append(append([]string{"--strict", "--timeout", "30000"}, opts...), target...)
-	cmd := exec.CommandContext(ctx, mcpcheck(t), args...)
-	cmd.Env = env
-	var out, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &stderr
-	if err := cmd.Run(); err != nil {
-		var exit *exec.ExitError
-		if !errors.As(err, &exit) {
-			t.Fatalf("mcpcheck %v: %v", args, err)
-		}
-		code = exit.ExitCode()
-	}
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		t.Fatalf("mcpcheck %v: exit %d, output is not its JSON report (%v)\nstdout: %s\nstderr: %s", args, code, err, out.String(), stderr.String())
-	}
-	return rep, code, stderr.String()
+	return check.Report(t, 2*time.Minute, env, args...)
 }
 
 // callTool is one mcpcheck invocation that calls tool and must succeed.
-func callTool(t *testing.T, env, target []string, tool string, args map[string]any) mcpReport {
+func callTool(t *testing.T, check *cabinettest.MCPCheck, env, target []string, tool string, args map[string]any) cabinettest.MCPReport {
 	t.Helper()
 	if args == nil {
 		args = map[string]any{}
 	}
 	a, _ := json.Marshal(args)
-	rep, code, stderr := runMCPCheck(t, env, []string{"--fail-on-tool-error", "--call", tool, "--args", string(a)}, target...)
+	rep, code, stderr := runMCPCheck(t, check, env, []string{"--fail-on-tool-error", "--call", tool, "--args", string(a)}, target...)
 	if code != 0 || !rep.OK || rep.Call == nil || rep.Call.IsError {
 		t.Fatalf("%s %s: exit %d, report %+v\nstderr: %s", tool, a, code, rep, stderr)
 	}
@@ -87,7 +46,7 @@ var wantTools = []string{"batocera_adjust_volume", "batocera_change_save_slot", 
 	"batocera_quit_game", "batocera_reload_games", "batocera_reset_game", "batocera_save_state",
 	"batocera_show_message", "batocera_take_screenshot"}
 
-func checkListing(t *testing.T, rep mcpReport) {
+func checkListing(t *testing.T, rep cabinettest.MCPReport) {
 	t.Helper()
 	if !rep.OK || rep.ProtocolVersion != "2025-11-25" || len(rep.Warnings) != 0 {
 		t.Fatalf("list: ok %v, protocol %q, warnings %v, error %+v", rep.OK, rep.ProtocolVersion, rep.Warnings, rep.Error)
@@ -117,19 +76,20 @@ func checkListing(t *testing.T, rep mcpReport) {
 // one mcpcheck run per call, and checks each effect on the simulator.
 func TestMCPCheckStdio(t *testing.T) {
 	t.Parallel()
-	mcpcheck(t) // skip before starting anything
+	cabinettest.Long(t, "nine runs of the Node SDK client over stdio")
+	check := cabinettest.NewMCPCheck(t) // skip before starting anything
 	cab, conf := simCabinet(t, simulator.Options{})
-	env := mcpcheckEnv(t, configEnv(conf))
+	env := configEnv(conf)
 	target := []string{"--stdio", "--", cabinetBinary(t), "mcp"}
 	ra := func() fakeretroarch.Snapshot { return cab.RetroArch.Snapshot() }
 
-	list, code, stderr := runMCPCheck(t, env, nil, target...)
+	list, code, stderr := runMCPCheck(t, check, env, nil, target...)
 	if code != 0 {
 		t.Fatalf("list: exit %d, error %+v\nstderr: %s", code, list.Error, stderr)
 	}
 	checkListing(t, list)
 
-	found := callTool(t, env, target, "batocera_find_games", map[string]any{"query": "sonic hedgehog", "limit": 1})
+	found := callTool(t, check, env, target, "batocera_find_games", map[string]any{"query": "sonic hedgehog", "limit": 1})
 	games, _ := found.Call.Result.StructuredContent["games"].([]any)
 	if len(games) != 1 {
 		t.Fatalf("find: got %v", found.Call.Result.StructuredContent)
@@ -140,32 +100,32 @@ func TestMCPCheckStdio(t *testing.T) {
 		t.Fatalf("find: top result %v, want Sonic The Hedgehog on megadrive with a game_id", game)
 	}
 
-	launch := callTool(t, env, target, "batocera_launch_game", map[string]any{"system": "megadrive", "game_id": id})
+	launch := callTool(t, check, env, target, "batocera_launch_game", map[string]any{"system": "megadrive", "game_id": id})
 	if got := launch.Call.Result.StructuredContent["outcome"]; got != "done" {
 		t.Fatalf("launch: outcome %v, want done (%v)", got, launch.Call.Result.StructuredContent)
 	}
 	if g, ok := cab.ES.Running(); !ok || g.Name != "Sonic The Hedgehog" {
 		t.Fatalf("after launch ES runs %+v (running %v), want Sonic The Hedgehog", g, ok)
 	}
-	waitFor(t, "RetroArch to answer", func() bool { return ra().Listening })
+	waitRetroArch(t, cab, "RetroArch to answer", func(s fakeretroarch.Snapshot) bool { return s.Listening })
 
-	status := callTool(t, env, target, "batocera_get_status", nil).Call.Result.StructuredContent
+	status := callTool(t, check, env, target, "batocera_get_status", nil).Call.Result.StructuredContent
 	running, _ := status["running_game"].(map[string]any)
 	retro, _ := status["retroarch"].(map[string]any)
 	if running["game_id"] != id || retro["state"] != "playing" {
 		t.Errorf("status: running_game %v, retroarch %v; want game %s playing", running, retro, id)
 	}
 
-	pause := callTool(t, env, target, "batocera_pause_game", map[string]any{"paused": true}).Call.Result.StructuredContent
+	pause := callTool(t, check, env, target, "batocera_pause_game", map[string]any{"paused": true}).Call.Result.StructuredContent
 	if pause["outcome"] != "done" || pause["state"] != "paused" || !ra().Paused {
 		t.Errorf("pause: %v, RetroArch paused %v", pause, ra().Paused)
 	}
-	save := callTool(t, env, target, "batocera_save_state", nil).Call.Result.StructuredContent
+	save := callTool(t, check, env, target, "batocera_save_state", nil).Call.Result.StructuredContent
 	if save["outcome"] != "done" || ra().StatesSaved != 1 {
 		t.Errorf("save state: %v, states saved %d, want 1", save, ra().StatesSaved)
 	}
 
-	shot := callTool(t, env, target, "batocera_take_screenshot", nil)
+	shot := callTool(t, check, env, target, "batocera_take_screenshot", nil)
 	var png []byte
 	for _, c := range shot.Call.Result.Content {
 		if c["type"] == "image" && c["mimeType"] == "image/png" {
@@ -180,11 +140,11 @@ func TestMCPCheckStdio(t *testing.T) {
 		t.Errorf("screenshot: RetroArch wrote %d screenshots, want 1", n)
 	}
 
-	quit := callTool(t, env, target, "batocera_quit_game", nil).Call.Result.StructuredContent
+	quit := callTool(t, check, env, target, "batocera_quit_game", nil).Call.Result.StructuredContent
 	if quit["outcome"] != "done" {
 		t.Errorf("quit: %v", quit)
 	}
-	waitFor(t, "ES to return to the menu", func() bool { _, ok := cab.ES.Running(); return !ok })
+	waitMenu(t, cab)
 }
 
 // TestMCPCheckHTTP runs `cabinet serve` and checks its Streamable HTTP MCP
@@ -193,22 +153,20 @@ func TestMCPCheckStdio(t *testing.T) {
 // stops the daemon with SIGTERM.
 func TestMCPCheckHTTP(t *testing.T) {
 	t.Parallel()
-	mcpcheck(t) // skip before starting anything
+	cabinettest.Long(t, "the daemon and four runs of the Node SDK client")
+	check := cabinettest.NewMCPCheck(t) // skip before starting anything
 	_, conf := simCabinet(t, simulator.Options{})
-	env := mcpcheckEnv(t, configEnv(conf))
+	env := configEnv(conf)
 
 	serve := exec.Command(cabinetBinary(t), "serve", "--log-stderr")
 	serve.Env = env
-	logs, err := serve.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	daemonLog := &cabinettest.LogBuffer{}
+	serve.Stderr = daemonLog
 	if err := serve.Start(); err != nil {
 		t.Fatal(err)
 	}
-	daemonLog := watchLines(logs, `"url"`)
 	done := make(chan error, 1)
-	go func() { <-daemonLog.eof; done <- serve.Wait() }()
+	go func() { done <- serve.Wait() }()
 	stopped := false
 	defer func() {
 		if !stopped {
@@ -218,7 +176,7 @@ func TestMCPCheckHTTP(t *testing.T) {
 	var line struct {
 		URL string `json:"url"`
 	}
-	if err := json.Unmarshal([]byte(daemonLog.wait(t, "the MCP URL in the daemon's log")), &line); err != nil || !strings.HasSuffix(line.URL, "/mcp") {
+	if err := json.Unmarshal([]byte(daemonLog.WaitLine(t, 30*time.Second, "the MCP URL in the daemon's log", `"url"`)), &line); err != nil || !strings.HasSuffix(line.URL, "/mcp") {
 		t.Fatalf("log line with the URL: %v, url %q", err, line.URL)
 	}
 	code, tok, tokErr := runBinary(t, env, "token", "show")
@@ -228,24 +186,24 @@ func TestMCPCheckHTTP(t *testing.T) {
 	}
 
 	auth := []string{"--url", line.URL, "--token", token}
-	list, code, stderr := runMCPCheck(t, env, nil, auth...)
+	list, code, stderr := runMCPCheck(t, check, env, nil, auth...)
 	if code != 0 {
 		t.Fatalf("list over HTTP: exit %d, error %+v\nstderr: %s", code, list.Error, stderr)
 	}
 	checkListing(t, list)
-	found := callTool(t, env, auth, "batocera_find_games", map[string]any{"query": "zelda", "limit": 1})
+	found := callTool(t, check, env, auth, "batocera_find_games", map[string]any{"query": "zelda", "limit": 1})
 	if games, _ := found.Call.Result.StructuredContent["games"].([]any); len(games) != 1 || games[0].(map[string]any)["name"] != "The Legend of Zelda" {
 		t.Errorf("find over HTTP: got %v", found.Call.Result.StructuredContent)
 	}
 
-	refused, code, _ := runMCPCheck(t, env, nil, "--url", line.URL)
+	refused, code, _ := runMCPCheck(t, check, env, nil, "--url", line.URL)
 	if code != 2 || refused.OK || refused.Error == nil || fmt.Sprint(refused.Error.Code) != "401" {
 		t.Errorf("without the token: exit %d, report %+v; want exit 2 with error code 401", code, refused)
 	}
 
 	// While the daemon runs, `cabinet mcp` is a bridge to it: get_status
 	// then carries the daemon's summary, which the in-process tools lack.
-	viaSocket := callTool(t, env, []string{"--stdio", "--", cabinetBinary(t), "mcp"}, "batocera_get_status", nil)
+	viaSocket := callTool(t, check, env, []string{"--stdio", "--", cabinetBinary(t), "mcp"}, "batocera_get_status", nil)
 	if _, ok := viaSocket.Call.Result.StructuredContent["daemon"]; !ok {
 		t.Errorf("cabinet mcp with the daemon running: get_status has no daemon summary: %v", viaSocket.Call.Result.StructuredContent)
 	}

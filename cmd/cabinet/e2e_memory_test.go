@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/simulator"
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 )
 
 // TestMCPMemory prints (does not assert: figures are for reading) the
@@ -31,18 +32,15 @@ func TestMCPMemory(t *testing.T) {
 	dir := t.TempDir()
 	sim := exec.Command(bin, "simulate", "--games", "50000", "--write-config", dir)
 	sim.Env = configEnv(filepath.Join(dir, simulator.ConfigFile))
-	simOut, err := sim.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	simLog := &cabinettest.LogBuffer{}
+	sim.Stdout = simLog
 	if err := sim.Start(); err != nil {
 		t.Fatal(err)
 	}
-	simLog := watchLines(simOut, "Stop with Ctrl-C")
 	simDone := make(chan error, 1)
-	go func() { <-simLog.eof; simDone <- sim.Wait() }()
+	go func() { simDone <- sim.Wait() }()
 	defer stopProcess(t, sim, syscall.SIGINT, simDone)
-	simLog.wait(t, "the simulator to be ready")
+	simLog.WaitLine(t, 30*time.Second, "the simulator to be ready", "Stop with Ctrl-C")
 
 	mcpCmd := exec.Command(bin, "mcp", "--standalone")
 	mcpCmd.Env = configEnv(filepath.Join(dir, simulator.ConfigFile))

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/realmosquitto"
 )
 
@@ -45,9 +46,9 @@ func BenchmarkDaemon(b *testing.B) {
 	if raceEnabled {
 		b.Log("under -race the daemon is race-built: its figures are not the shipped binary's")
 	}
-	kinds := []brokerKind{embedded}
+	kinds := []cabinettest.Kind{cabinettest.Embedded}
 	if realmosquitto.Available() == nil {
-		kinds = append(kinds, mosquitto)
+		kinds = append(kinds, cabinettest.Mosquitto)
 	} else {
 		b.Logf("no Mosquitto here: embedded broker only (%v)", realmosquitto.Available())
 	}
@@ -82,7 +83,7 @@ func BenchmarkDaemon(b *testing.B) {
 	cpu, rss, hwm := idleDaemon(b, idleRig, idle)
 	perMinute := time.Duration(float64(cpu) * float64(time.Minute) / float64(idle))
 	fmt.Fprintf(&out, "\nidle daemon (%s broker, ES watcher polling), watched %v: CPU %v per minute (%s), VmRSS %s, VmHWM %s\n",
-		idleRig.broker.kind, idle, perMinute.Round(time.Millisecond), verdict(perMinute < 500*time.Millisecond, "< 0.5 s"), rss, hwm)
+		idleRig.broker.Kind, idle, perMinute.Round(time.Millisecond), verdict(perMinute < 500*time.Millisecond, "< 0.5 s"), rss, hwm)
 	b.ReportMetric(float64(perMinute)/float64(time.Second), "idle_cpu_s_per_min")
 	// Printed, not logged: the testing package keeps only the first lines
 	// of a benchmark's log.
@@ -101,10 +102,10 @@ func timeHooks(b *testing.B, r *rig, runs int) (floor, wall, latency stats) {
 		if (i+5)%2 != 0 { // the first run turns the screensaver on
 			args, want = []string{"hook", "screensaver-stop"}, "OFF"
 		}
-		from := r.obs.mark()
+		from := r.obs.Mark()
 		start := time.Now()
 		w := spawn(b, r, args...)
-		m := r.obs.waitMsg(from, r.topic("screensaver"), want, 10*time.Second)
+		m := r.obs.WaitMsg(from, r.topic("screensaver"), want, 10*time.Second)
 		if i >= 0 {
 			fl, wl, lt = append(fl, f), append(wl, w), append(lt, m.At.Sub(start))
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon"
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/fakees"
 )
 
@@ -22,23 +23,23 @@ var tracked = []string{"activity", "screensaver", "playing", "now_playing"}
 // re-announces: availability `online`, every discovery config and every
 // state are retained again, as before the restart.
 func TestBrokerRestart(t *testing.T) {
-	eachBrokerOf(t, []brokerKind{embedded, mosquitto, mosquittoPersist}, func(t *testing.T, kind brokerKind) {
+	cabinettest.EachBroker(t, func(t *testing.T, kind cabinettest.Kind) {
 		r := newRig(t, startBroker(t, kind))
 		r.startOnline()
 		r.eveningStates()
 		before := r.cabinetRetained()
 
 		r.broker.Restart(t)
-		r.obs.reconnect()
+		r.obs.Reconnect()
 		r.waitRetainedLike(before, 30*time.Second)
 		st := r.waitStatus("connected again", func(s daemon.Status) bool { return s.MQTTConnected })
 		if st.Reconnects < 1 {
 			t.Errorf("status reconnects = %d after a broker restart, want >= 1", st.Reconnects)
 		}
-		if n := r.d.log.count("MQTT connected: announcing"); n < 2 {
+		if n := r.d.log.Count("MQTT connected: announcing"); n < 2 {
 			t.Errorf("%d announces in the log, want one per connection (2)", n)
 		}
-	})
+	}, cabinettest.Embedded, cabinettest.Mosquitto, cabinettest.MosquittoPersist)
 }
 
 // TestHABirth: Home Assistant restarts (its birth message `online` on
@@ -47,7 +48,7 @@ func TestBrokerRestart(t *testing.T) {
 // the cabinet first, so only a re-send brings discovery, availability and
 // the states back.
 func TestHABirth(t *testing.T) {
-	eachBroker(t, func(t *testing.T, kind brokerKind) {
+	cabinettest.EachBroker(t, func(t *testing.T, kind cabinettest.Kind) {
 		r := newRig(t, startBroker(t, kind))
 		r.startOnline()
 		r.eveningStates()
@@ -57,15 +58,15 @@ func TestHABirth(t *testing.T) {
 		if left := r.cabinetRetained(); len(left) != 0 {
 			t.Fatalf("retained after clearing: %v", left)
 		}
-		from := r.obs.mark()
+		from := r.obs.Mark()
 		r.broker.Birth(t)
 		r.waitRetainedLike(before, 20*time.Second)
-		if n := r.d.log.count("Home Assistant restarted: re-announcing"); n != 1 {
+		if n := r.d.log.Count("Home Assistant restarted: re-announcing"); n != 1 {
 			t.Errorf("%d re-announce lines in the log after one birth, want 1", n)
 		}
 		// Nothing was sent twice in answer to one birth.
 		seen := map[string]int{}
-		for _, m := range r.obs.since(from) {
+		for _, m := range r.obs.Since(from) {
 			if m.Payload != "" { // not our clearing (the broker may record it after its PUBACK)
 				seen[m.Topic]++
 			}
@@ -83,15 +84,15 @@ func TestHABirth(t *testing.T) {
 // waits until the broker shows it.
 func (r *rig) eveningStates() {
 	r.t.Helper()
-	from := r.obs.mark()
+	from := r.obs.Mark()
 	r.cab.ES.Start()
 	r.waitScripts() // ES's start comes first: it resets the screensaver
 	if err := r.cab.ES.StartScreensaver(fakees.ScreensaverDim); err != nil {
 		r.t.Fatal(err)
 	}
 	r.waitScripts()
-	r.obs.waitMsg(from, r.topic("screensaver"), "ON", 15*time.Second)
-	r.obs.waitMsg(from, r.topic("activity"), "screensaver", 15*time.Second)
+	r.obs.WaitMsg(from, r.topic("screensaver"), "ON", 15*time.Second)
+	r.obs.WaitMsg(from, r.topic("activity"), "screensaver", 15*time.Second)
 }
 
 // waitScripts waits until every event script ES fired has exited.
@@ -109,7 +110,7 @@ func (r *rig) waitScripts() {
 func (r *rig) cabinetRetained() map[string]string {
 	r.t.Helper()
 	out := map[string]string{}
-	for topic, payload := range r.obs.retained() {
+	for topic, payload := range r.obs.Retained() {
 		if strings.HasPrefix(topic, "batocera/"+r.id+"/") || strings.Contains(topic, "/batocera_"+r.id+"/") {
 			out[topic] = payload
 		}
@@ -129,7 +130,7 @@ func (r *rig) waitRetainedLike(want map[string]string, d time.Duration) {
 	if want[r.status()] != "online" {
 		r.t.Fatalf("retained %s = %q before the fault, want online", r.status(), want[r.status()])
 	}
-	waitUntil(r.t, d, "the cabinet's retained topics back", r.obs.wake, func() (bool, string) {
+	cabinettest.WaitFor(r.t, d, "the cabinet's retained topics back", r.obs.Changed, func() (bool, string) {
 		got := r.cabinetRetained()
 		var diff []string
 		for topic, w := range want {

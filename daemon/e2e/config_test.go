@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon"
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 )
 
 // TestConfigEditedLive: the config file is replaced by rename (as
@@ -19,28 +19,28 @@ import (
 // last good configuration stays in force (still connected), the log and
 // the status say why, and `cabinet doctor` names the bad key.
 func TestConfigEditedLive(t *testing.T) {
-	eachBroker(t, func(t *testing.T, kind brokerKind) {
+	cabinettest.EachBroker(t, func(t *testing.T, kind cabinettest.Kind) {
 		r := newRig(t, startBroker(t, kind))
 		d := r.startOnline()
 		good := r.broker.URL()
-		wrong := "tcp://" + closedPort(t)
+		wrong := "tcp://" + cabinettest.ClosedAddr(t, "tcp")
 
-		from := r.obs.mark()
+		from := r.obs.Mark()
 		r.rewriteConfig("cabinet.mqtt.broker", wrong)
 		d.waitLogCount("configuration change applied", 1, 10*time.Second)
 		st := r.waitStatus("MQTT disconnected with a reason", func(s daemon.Status) bool {
 			return !s.MQTTConnected && s.MQTTError != "" && s.ConfigError == ""
 		})
 		t.Logf("%s: wrong broker: status mqtt_error %q", kind, st.MQTTError)
-		r.obs.waitMsg(from, r.status(), "offline", 10*time.Second)
+		r.obs.WaitMsg(from, r.status(), "offline", 10*time.Second)
 
-		from = r.obs.mark()
+		from = r.obs.Mark()
 		r.rewriteConfig("cabinet.mqtt.broker", good)
 		d.waitLogCount("configuration change applied", 2, 10*time.Second)
 		r.waitStatus("MQTT connected again", func(s daemon.Status) bool { return s.MQTTConnected && s.MQTTError == "" })
-		r.obs.waitMsg(from, r.status(), "online", 10*time.Second)
+		r.obs.WaitMsg(from, r.status(), "online", 10*time.Second)
 
-		from = r.obs.mark()
+		from = r.obs.Mark()
 		r.rewriteConfig("cabinet.mqtt.broker", "not a broker url")
 		d.waitLog("configuration change refused", 10*time.Second)
 		st = r.waitStatus("the config error reported", func(s daemon.Status) bool { return s.ConfigError != "" })
@@ -53,8 +53,8 @@ func TestConfigEditedLive(t *testing.T) {
 		// The last good configuration stays: a hook's state still reaches
 		// the good broker through the daemon.
 		r.hook("screensaver-start", "black")
-		r.obs.waitMsg(from, r.topic("screensaver"), "ON", 10*time.Second)
-		for _, m := range r.obs.since(from) {
+		r.obs.WaitMsg(from, r.topic("screensaver"), "ON", 10*time.Second)
+		for _, m := range r.obs.Since(from) {
 			if m.Topic == r.status() {
 				t.Errorf("availability changed to %q after an invalid edit", m.Payload)
 			}
@@ -115,16 +115,4 @@ type doctorResult struct {
 	Name   string `json:"name"`
 	Status string `json:"status"`
 	Detail string `json:"detail"`
-}
-
-// closedPort is a loopback address nothing listens on.
-func closedPort(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
 }

@@ -8,68 +8,18 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 )
-
-// logBuf collects a process's stderr (the daemon logs JSON lines there
-// with --log-stderr) and lets tests wait for a line.
-type logBuf struct {
-	mu      sync.Mutex
-	buf     bytes.Buffer
-	changed chan struct{}
-}
-
-func newLogBuf() *logBuf { return &logBuf{changed: make(chan struct{})} }
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.buf.Write(p)
-	close(l.changed)
-	l.changed = make(chan struct{})
-	return len(p), nil
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func (l *logBuf) wake() <-chan struct{} {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.changed
-}
-
-// count is how many lines contain s.
-func (l *logBuf) count(s string) int {
-	n := 0
-	for _, line := range strings.Split(l.String(), "\n") {
-		if strings.Contains(line, s) {
-			n++
-		}
-	}
-	return n
-}
-
-// tail is the end of the log, for failure messages.
-func (l *logBuf) tail() string {
-	s := l.String()
-	if len(s) > 6000 {
-		s = "…" + s[len(s)-6000:]
-	}
-	return s
-}
 
 // daemonProc is one `cabinet serve --log-stderr` process.
 type daemonProc struct {
 	t    testing.TB
 	cmd  *exec.Cmd
-	log  *logBuf
+	log  *cabinettest.LogBuffer
 	done chan struct{}
 }
 
@@ -77,7 +27,7 @@ type daemonProc struct {
 // to its own log and to all (every daemon of a test, in order).
 func startDaemon(t testing.TB, env []string, all io.Writer) *daemonProc {
 	t.Helper()
-	p := &daemonProc{t: t, log: newLogBuf(), done: make(chan struct{})}
+	p := &daemonProc{t: t, log: &cabinettest.LogBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(daemonBin, "serve", "--log-stderr")
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stderr = io.MultiWriter(p.log, all)
@@ -133,14 +83,14 @@ func (p *daemonProc) waitLog(s string, d time.Duration) {
 // waitLogCount waits until n lines of this daemon's log contain s.
 func (p *daemonProc) waitLogCount(s string, n int, d time.Duration) {
 	p.t.Helper()
-	waitUntil(p.t, d, fmt.Sprintf("%d daemon log line(s) with %q", n, s), p.log.wake, func() (bool, string) {
-		if p.log.count(s) >= n {
+	cabinettest.WaitFor(p.t, d, fmt.Sprintf("%d daemon log line(s) with %q", n, s), p.log.Changed, func() (bool, string) {
+		if p.log.Count(s) >= n {
 			return true, ""
 		}
 		if !p.running() {
-			p.t.Fatalf("cabinet serve exited (%v) before logging %q:\n%s", p.cmd.ProcessState, s, p.log.tail())
+			p.t.Fatalf("cabinet serve exited (%v) before logging %q:\n%s", p.cmd.ProcessState, s, p.log.Tail())
 		}
-		return false, "log so far:\n" + p.log.tail()
+		return false, "log so far:\n" + p.log.Tail()
 	})
 }
 
@@ -166,7 +116,7 @@ func (p *daemonProc) wait(d time.Duration) {
 	case <-time.After(d):
 		p.cmd.Process.Kill()
 		<-p.done
-		p.t.Fatalf("cabinet serve did not exit within %v:\n%s", d, p.log.tail())
+		p.t.Fatalf("cabinet serve did not exit within %v:\n%s", d, p.log.Tail())
 	}
 }
 
@@ -175,12 +125,6 @@ func (p *daemonProc) wait(d time.Duration) {
 func runCabinet(t testing.TB, env []string, args ...string) (out string, code int, took time.Duration) {
 	t.Helper()
 	return run(t, 30*time.Second, env, cabinetBin, args...)
-}
-
-// runCmd runs a program (with the test's environment) for at most d.
-func runCmd(t testing.TB, d time.Duration, bin string, args ...string) (out string, code int, took time.Duration) {
-	t.Helper()
-	return run(t, d, nil, bin, args...)
 }
 
 func run(t testing.TB, d time.Duration, env []string, bin string, args ...string) (out string, code int, took time.Duration) {

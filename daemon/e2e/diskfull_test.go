@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon"
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/peertest"
 )
 
@@ -18,13 +19,14 @@ import (
 // created — the store refuses writes without being taken for damaged, and
 // once space comes back every session goes out, in the order played, once.
 func TestDiskFull(t *testing.T) {
-	b := startBroker(t, embedded)
+	cabinettest.Long(t, "a disk filled three times under the daemon, about 18 s")
+	b := startBroker(t, cabinettest.Embedded)
 	r := newRig(t, b)
 	peertest.SmallFS(t, r.state, 4<<20)
 	r.startOnline()
 
 	var played []string
-	from := r.obs.mark()
+	from := r.obs.Mark()
 	play := func(label string, n int) { played = append(played, r.playSessions(label, n)...) }
 	play("before", 1)
 	r.waitStatus("the first session logged", func(s daemon.Status) bool { return s.Sessions == 1 })
@@ -39,7 +41,7 @@ func TestDiskFull(t *testing.T) {
 			t.Fatal("40 sessions on a full disk, and the store never refused a write")
 		}
 		play(fmt.Sprintf("full%d_", round), 2)
-		waitUntil(t, 20*time.Second, "the sessions logged or the store refusing", r.logs.wake, func() (bool, string) {
+		cabinettest.WaitFor(t, 20*time.Second, "the sessions logged or the store refusing", r.logs.Changed, func() (bool, string) {
 			if full() {
 				return true, ""
 			}
@@ -56,7 +58,7 @@ func TestDiskFull(t *testing.T) {
 	r.waitStatus("every session logged once space is back", func(s daemon.Status) bool {
 		return s.Sessions == len(played) && s.OutboxDepth == 0
 	})
-	waitUntil(t, 20*time.Second, "every session_end on the broker", r.obs.wake, func() (bool, string) {
+	cabinettest.WaitFor(t, 20*time.Second, "every session_end on the broker", r.obs.Changed, func() (bool, string) {
 		got := r.sessionEvents(from, "session_end")
 		return len(got) >= len(played), fmt.Sprintf("%d of %d", len(got), len(played))
 	})
@@ -77,7 +79,7 @@ func TestDiskFull(t *testing.T) {
 		t.Fatalf("daemon exit code %d after SIGTERM", code)
 	}
 	filler = peertest.FillDisk(t, r.state)
-	from = r.obs.mark()
+	from = r.obs.Mark()
 	before := len(played)
 	play("alone", 2)
 	if err := os.Remove(filler); err != nil {
@@ -88,7 +90,7 @@ func TestDiskFull(t *testing.T) {
 		return s.Sessions == len(played) && s.OutboxDepth == 0
 	})
 	ended = nil
-	waitUntil(t, 20*time.Second, "their session_end on the broker", r.obs.wake, func() (bool, string) {
+	cabinettest.WaitFor(t, 20*time.Second, "their session_end on the broker", r.obs.Changed, func() (bool, string) {
 		ended = ended[:0]
 		for _, e := range r.sessionEvents(from, "session_end") {
 			ended = append(ended, e.Rom)

@@ -13,7 +13,7 @@
 //
 //	go test -race ./daemon/e2e/                             # every fault test, both brokers (about 3 minutes)
 //	CABINET_REQUIRE_PEERS=1 go test -race ./daemon/e2e/     # CI: a missing Mosquitto or mcpcheck fails
-//	go test -short ./daemon/e2e/                            # 20 kills instead of 100
+//	go test -short ./daemon/e2e/                            # a smoke set: the embedded broker, 5 kills instead of 100
 //	CABINET_E2E_KEEP=1 go test ./daemon/e2e/                # keep a failed test's files
 //	go test -run '^$' -bench . ./daemon/e2e/                # speed figures (about 2 minutes;
 //	                                                        # CABINET_E2E_BENCH_RUNS, CABINET_E2E_IDLE)

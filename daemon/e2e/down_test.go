@@ -9,6 +9,7 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/daemon"
 	"github.com/batocera-cabinet/cabinet/haentities/outbox"
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 )
 
 // TestHooksWhileDaemonDown: sessions played while no daemon runs and the
@@ -18,7 +19,7 @@ import (
 // everything is ingested and published: in the order it was played, each
 // session_start and session_end exactly once.
 func TestHooksWhileDaemonDown(t *testing.T) {
-	eachBroker(t, func(t *testing.T, kind brokerKind) {
+	cabinettest.EachBroker(t, func(t *testing.T, kind cabinettest.Kind) {
 		b := startBroker(t, kind)
 		r := newRig(t, b)
 		b.Stop(t)
@@ -39,8 +40,8 @@ func TestHooksWhileDaemonDown(t *testing.T) {
 		}
 
 		b.Start(t)
-		r.obs.reconnect()
-		from := r.obs.mark()
+		r.obs.Reconnect()
+		from := r.obs.Mark()
 		r.startOnline()
 		r.waitStatus("6 sessions logged, outbox drained", func(s daemon.Status) bool {
 			return s.Sessions == len(played) && s.OutboxDepth == 0
@@ -48,7 +49,7 @@ func TestHooksWhileDaemonDown(t *testing.T) {
 		if left := spoolFiles(t, r); len(left) != 0 {
 			t.Errorf("spool not drained: %q", left)
 		}
-		waitUntil(t, 15*time.Second, "every session_end on the broker", r.obs.wake, func() (bool, string) {
+		cabinettest.WaitFor(t, 15*time.Second, "every session_end on the broker", r.obs.Changed, func() (bool, string) {
 			got := r.sessionEvents(from, "session_end")
 			return len(got) >= len(played), fmt.Sprintf("%d of %d", len(got), len(played))
 		})

@@ -5,17 +5,15 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/batocera-cabinet/cabinet/simulator/peertest"
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 )
 
 // initialize is an MCP initialize request.
@@ -28,7 +26,7 @@ const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pro
 // answers a good call at once; no token ever reaches a log line.
 func TestHTTPGuard(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, startBroker(t, embedded))
+	r := newRig(t, startBroker(t, cabinettest.Embedded))
 	d := r.start()
 	d.waitLog("MCP over HTTP listening", 20*time.Second)
 	base := r.mcpURL()
@@ -87,7 +85,7 @@ func TestHTTPGuard(t *testing.T) {
 
 	// Refusals are logged, but few (a flood must not flood the log), and
 	// no token, good or bad, appears in any log line.
-	if n := d.log.count("MCP request refused"); n < 1 || n > 1+int(time.Since(start)/(10*time.Second))+1 {
+	if n := d.log.Count("MCP request refused"); n < 1 || n > 1+int(time.Since(start)/(10*time.Second))+1 {
 		t.Errorf("%d \"MCP request refused\" lines for 1007 refusals, want at least one and about one per 10 s", n)
 	}
 	hookLog, _ := os.ReadFile(filepath.Join(r.state, "cabinet.log"))
@@ -105,32 +103,26 @@ func TestHTTPGuard(t *testing.T) {
 // batocera_play_history; --strict fails on any conformance warning.
 func TestHTTPMCPCheck(t *testing.T) {
 	t.Parallel()
-	bin := mcpcheck(t)
+	check := cabinettest.NewMCPCheck(t)
 	r := newRig(t, nil)
 	r.start().waitLog("MCP over HTTP listening", 20*time.Second)
 	r.hook("game-start", "/userdata/roms/nes/Check.nes", "Check", "Check Game")
 	r.hook("game-end")
-	out, code, took := runCmd(t, 120*time.Second, bin, "--strict", "--url", r.mcpURL()+"/mcp", "--token", r.token(),
+	url, token := r.mcpURL(), r.token()
+	start := time.Now()
+	out, stderr, code := check.Run(t, 120*time.Second, nil, "--strict", "--url", url+"/mcp", "--token", token,
 		"--expect-tool", "batocera_play_history", "--expect-tool", "batocera_get_status",
 		"--call", "batocera_play_history", "--fail-on-tool-error")
+	took := time.Since(start)
 	if code != 0 {
-		t.Fatalf("mcpcheck exit %d:\n%s", code, out)
+		t.Fatalf("mcpcheck exit %d:\n%s%s", code, out, stderr)
 	}
-	var rep struct {
-		OK       bool     `json:"ok"`
-		Warnings []string `json:"warnings"`
-		Tools    []struct {
-			Name string `json:"name"`
-		} `json:"tools"`
-		Call struct {
-			IsError bool `json:"isError"`
-		} `json:"call"`
-	}
-	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &rep); err != nil {
+	var rep cabinettest.MCPReport
+	if err := json.Unmarshal(out, &rep); err != nil {
 		t.Fatalf("mcpcheck output: %v\n%s", err, out)
 	}
-	if !rep.OK || rep.Call.IsError || len(rep.Warnings) != 0 {
-		t.Errorf("mcpcheck: ok %v, call error %v, warnings %q", rep.OK, rep.Call.IsError, rep.Warnings)
+	if callErr := rep.Call != nil && rep.Call.IsError; !rep.OK || callErr || len(rep.Warnings) != 0 {
+		t.Errorf("mcpcheck: ok %v, call error %v, warnings %q", rep.OK, callErr, rep.Warnings)
 	}
 	t.Logf("mcpcheck: %d tools listed, play history called, in %v", len(rep.Tools), took.Round(time.Millisecond))
 }
@@ -141,7 +133,7 @@ func TestHTTPMCPCheck(t *testing.T) {
 func (r *rig) mcpURL() string {
 	r.t.Helper()
 	var url string
-	waitUntil(r.t, 10*time.Second, `"MCP over HTTP listening" in the log`, r.logs.wake, func() (bool, string) {
+	cabinettest.WaitFor(r.t, 10*time.Second, `"MCP over HTTP listening" in the log`, r.logs.Changed, func() (bool, string) {
 		for _, l := range strings.Split(r.logs.String(), "\n") {
 			var line struct {
 				Message, URL string
@@ -218,29 +210,4 @@ func do(t *testing.T, req *http.Request) reply {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	return reply{status: resp.StatusCode, body: string(b), took: time.Since(start)}
-}
-
-// mcpcheck finds the independent MCP client: .ci/mcpcheck in the
-// repository, else the shared copy beside it. Missing (or without node) it
-// skips the test, or fails it with CABINET_REQUIRE_PEERS=1.
-func mcpcheck(t *testing.T) string {
-	t.Helper()
-	root, err := moduleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var found string
-	for _, p := range []string{filepath.Join(root, ".ci", "mcpcheck", "mcpcheck"), filepath.Join(root, "..", "shared", "tools", "mcpcheck", "mcpcheck")} {
-		if _, err := os.Stat(p); err == nil {
-			found = p
-			break
-		}
-	}
-	if found == "" {
-		peertest.RequirePeer(t, fmt.Errorf("mcpcheck not found in .ci/mcpcheck nor ../shared/tools/mcpcheck"))
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		peertest.RequirePeer(t, fmt.Errorf("mcpcheck needs node: %w", err))
-	}
-	return found
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon"
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 )
 
 // TestKill9WhileEventsFlow: the daemon is SIGKILLed at random moments while
@@ -21,24 +22,29 @@ import (
 // or the spool), 100 times. After every kill the broker marks the cabinet
 // offline (the last will, retained), the restarted daemon comes back online
 // and no session it had logged is gone; at the end every session whose hooks
-// returned is in the history exactly once and reached the broker.
+// returned is in the history exactly once and reached the broker. (5 kills
+// with -short.)
 func TestKill9WhileEventsFlow(t *testing.T) {
-	eachBroker(t, func(t *testing.T, kind brokerKind) {
+	cabinettest.EachBroker(t, func(t *testing.T, kind cabinettest.Kind) {
 		kills := 100
 		if testing.Short() {
-			kills = 20
+			kills = 5 // the inner loop's smoke run
 		}
 		cycleWhileEventsFlow(t, kind, kills, (*daemonProc).kill9)
 	})
 }
 
 // TestRestartWhileEventsFlow: the same with clean stops (SIGTERM, as
-// `batocera-services restart cabinet` does), 20 times: hooks that arrive
+// `batocera-services restart cabinet` does), 20 times (5 with -short): hooks that arrive
 // while the daemon stops or starts lose nothing, and a restart in the
 // middle of a game neither ends nor splits its session.
 func TestRestartWhileEventsFlow(t *testing.T) {
-	eachBroker(t, func(t *testing.T, kind brokerKind) {
-		cycleWhileEventsFlow(t, kind, 20, func(d *daemonProc) {
+	cabinettest.EachBroker(t, func(t *testing.T, kind cabinettest.Kind) {
+		restarts := 20
+		if testing.Short() {
+			restarts = 5 // the inner loop's smoke run
+		}
+		cycleWhileEventsFlow(t, kind, restarts, func(d *daemonProc) {
 			if code := d.term(); code != 0 {
 				d.t.Errorf("exit code %d after SIGTERM, want 0", code)
 			}
@@ -51,7 +57,7 @@ func TestRestartWhileEventsFlow(t *testing.T) {
 // nothing logged is lost, the broker says offline then online each time,
 // and everything is drained at the end. Between the stop and the restart a
 // hook that records a game on its own rightly says online again.
-func cycleWhileEventsFlow(t *testing.T, kind brokerKind, n int, stop func(*daemonProc)) {
+func cycleWhileEventsFlow(t *testing.T, kind cabinettest.Kind, n int, stop func(*daemonProc)) {
 	r := newRig(t, startBroker(t, kind))
 	d := r.startOnline()
 	flow := startFlow(r)
@@ -70,16 +76,16 @@ func cycleWhileEventsFlow(t *testing.T, kind brokerKind, n int, stop func(*daemo
 		} else {
 			time.Sleep(rand.N(150 * time.Millisecond)) // likewise
 		}
-		from := r.obs.mark()
+		from := r.obs.Mark()
 		stop(d)
 		// The last will (or the clean stop) says offline. A hook that runs
 		// on its own right after may say online again, rightly: the cabinet
 		// is up, only the daemon is gone.
-		r.obs.waitMsg(from, r.status(), "offline", 15*time.Second)
+		r.obs.WaitMsg(from, r.status(), "offline", 15*time.Second)
 
-		from = r.obs.mark()
+		from = r.obs.Mark()
 		d = r.startOnline()
-		r.obs.waitMsg(from, r.status(), "online", 15*time.Second)
+		r.obs.WaitMsg(from, r.status(), "online", 15*time.Second)
 		after, err := r.daemonStatus()
 		if err != nil {
 			t.Fatalf("stop %d: status after the restart: %v", i, err)
@@ -96,7 +102,7 @@ func cycleWhileEventsFlow(t *testing.T, kind brokerKind, n int, stop func(*daemo
 		return s.Sessions == len(played) && s.OutboxDepth == 0
 	})
 	published := map[string]int{}
-	waitUntil(t, 20*time.Second, "a session_end on the broker for every session", r.obs.wake, func() (bool, string) {
+	cabinettest.WaitFor(t, 20*time.Second, "a session_end on the broker for every session", r.obs.Changed, func() (bool, string) {
 		clear(published)
 		for _, e := range r.sessionEvents(0, "session_end") {
 			published[e.Game]++

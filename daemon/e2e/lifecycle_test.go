@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/haentities/outbox"
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 )
 
 // TestCleanStop: SIGTERM makes the daemon say goodbye: `offline` retained on
@@ -16,26 +17,26 @@ import (
 // process can open it at once), the socket removed and the pid file
 // emptied.
 func TestCleanStop(t *testing.T) {
-	eachBroker(t, func(t *testing.T, kind brokerKind) {
+	cabinettest.EachBroker(t, func(t *testing.T, kind cabinettest.Kind) {
 		r := newRig(t, startBroker(t, kind))
 		d := r.startOnline()
-		from := r.obs.mark()
+		from := r.obs.Mark()
 		r.hook("game-start", "/userdata/roms/nes/Stop.nes", "Stop", "Stop Test")
-		r.obs.waitMsg(from, r.topic("activity"), "playing", 10*time.Second)
+		r.obs.WaitMsg(from, r.topic("activity"), "playing", 10*time.Second)
 
-		from = r.obs.mark()
+		from = r.obs.Mark()
 		if code := d.term(); code != 0 {
 			t.Errorf("cabinet serve exit code after SIGTERM = %d, want 0", code)
 		}
-		r.obs.waitMsg(from, r.status(), "offline", 10*time.Second)
-		r.obs.waitMsg(from, r.topic("activity"), "off", 10*time.Second)
-		ret := r.obs.retained()
+		r.obs.WaitMsg(from, r.status(), "offline", 10*time.Second)
+		r.obs.WaitMsg(from, r.topic("activity"), "off", 10*time.Second)
+		ret := r.obs.Retained()
 		for topic, want := range map[string]string{r.status(): "offline", r.topic("activity"): "off"} {
 			if got := ret[topic]; got != want {
 				t.Errorf("retained %s = %q after a clean stop, want %q", topic, got, want)
 			}
 		}
-		if d.log.count("cabinet serve stopped") != 1 {
+		if d.log.Count("cabinet serve stopped") != 1 {
 			t.Errorf("no \"cabinet serve stopped\" line in the log")
 		}
 		if _, err := os.Stat(r.sock); !os.IsNotExist(err) {

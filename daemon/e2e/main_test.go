@@ -1,42 +1,24 @@
 package e2e
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
-	"github.com/batocera-cabinet/cabinet/simulator/binarytest"
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 )
 
-// cabinetBin is the binary under test, built once by TestMain; daemonBin
-// runs `cabinet serve`: the same binary, or under -race a race-built one.
+// cabinetBin is the binary under test, set by TestMain; daemonBin runs
+// `cabinet serve`: the same binary, or under -race a race-built one.
 var cabinetBin, daemonBin string
 
-// TestMain builds cmd/cabinet once, as the installer ships it (a plain
-// build: the hook's wall time is part of what is measured), plus, under
-// -race, a race-built copy for the daemon; and it clears CABINET_*
-// overrides so that only each test's config file speaks to the processes.
+// TestMain builds cmd/cabinet once for the whole run (shared with the other
+// test packages of the run), as the installer ships it (a plain build: the
+// hook's wall time is part of what is measured), plus, under -race, a
+// race-built copy for the daemon.
 func TestMain(m *testing.M) {
-	binarytest.ClearEnv()
-	dir, err := os.MkdirTemp("", "cabinet-daemon-e2e-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
-		os.Exit(1)
+	var daemonFlags []string
+	if raceEnabled {
+		daemonFlags = []string{"-race"}
 	}
-	code := 1
-	cabinetBin, err = binarytest.Build(dir, "cabinet")
-	daemonBin = cabinetBin
-	if err == nil && raceEnabled {
-		daemonBin, err = binarytest.Build(dir, "cabinet-race", "-race")
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
-	} else {
-		code = m.Run()
-	}
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(cabinettest.Main(m, cabinettest.Build{Path: &cabinetBin}, cabinettest.Build{Path: &daemonBin, Flags: daemonFlags}))
 }
-
-// moduleRoot is the repository root (for .ci/ tools).
-func moduleRoot() (string, error) { return binarytest.ModuleRoot() }

@@ -18,7 +18,21 @@ import (
 	"github.com/batocera-cabinet/cabinet/hook/paths"
 	"github.com/batocera-cabinet/cabinet/hook/socket"
 	"github.com/batocera-cabinet/cabinet/simulator"
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 )
+
+// testBroker is a shared test broker and how the rig's observer reads it.
+type testBroker struct {
+	*cabinettest.Broker
+	// subscribe makes the rig's observer a real subscriber on the
+	// embedded broker too (see cabinettest.Observer).
+	subscribe bool
+}
+
+func startBroker(t testing.TB, kind cabinettest.Kind) *testBroker {
+	t.Helper()
+	return &testBroker{Broker: cabinettest.StartBroker(t, kind, cabinettest.BrokerOptions{})}
+}
 
 // rig is one simulated cabinet (fake ES, the real hook scripts installed),
 // its config file, a broker with a live observer, and the daemon processes
@@ -31,8 +45,8 @@ type rig struct {
 	state  string // the state dir (store, spool, token, hook log)
 	sock   string
 	broker *testBroker
-	obs    *observer
-	logs   *logBuf // every daemon's stderr, in order
+	obs    *cabinettest.Observer
+	logs   *cabinettest.LogBuffer // every daemon's stderr, in order
 	d      *daemonProc
 }
 
@@ -43,8 +57,8 @@ var rigSeq atomic.Int64
 // or replace these defaults.
 func newRig(t testing.TB, b *testBroker, extra ...string) *rig {
 	t.Helper()
-	r := &rig{t: t, id: fmt.Sprintf("d%d", rigSeq.Add(1)), broker: b, logs: newLogBuf()}
-	cab, err := simulator.Start(simulator.Options{Dir: tempDir(t, "sim"), LaunchDelay: 20 * time.Millisecond})
+	r := &rig{t: t, id: fmt.Sprintf("d%d", rigSeq.Add(1)), broker: b, logs: &cabinettest.LogBuffer{}}
+	cab, err := simulator.Start(simulator.Options{Dir: cabinettest.TempDir(t, "sim"), LaunchDelay: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatalf("simulator: %v", err)
 	}
@@ -54,7 +68,7 @@ func newRig(t testing.TB, b *testBroker, extra ...string) *rig {
 	values := map[string]string{"cabinet.id": r.id, "cabinet.tracker.min_session_seconds": "0", "cabinet.log.level": "debug"}
 	if b != nil {
 		values["cabinet.mqtt.broker"] = b.URL()
-		r.obs = observe(t, b, b.subscribe)
+		r.obs = cabinettest.Observe(t, b.Broker, b.subscribe)
 	}
 	// Merged, not appended: of a key written twice the file's first wins.
 	for _, e := range extra {
@@ -81,7 +95,7 @@ func newRig(t testing.TB, b *testBroker, extra ...string) *rig {
 	r.sock = filepath.Join(cab.Path("/var/run/cabinet"), paths.SocketName)
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("daemon log (%s):\n%s", r.id, r.logs.tail())
+			t.Logf("daemon log (%s):\n%s", r.id, r.logs.Tail())
 		}
 		r.waitFlushers()
 	})
@@ -126,7 +140,7 @@ func (r *rig) daemonStatus() (daemon.Status, error) {
 func (r *rig) waitStatus(what string, ok func(daemon.Status) bool) daemon.Status {
 	r.t.Helper()
 	var st daemon.Status
-	waitUntil(r.t, 20*time.Second, "daemon status: "+what, r.logs.wake, func() (bool, string) {
+	cabinettest.WaitFor(r.t, 20*time.Second, "daemon status: "+what, r.logs.Changed, func() (bool, string) {
 		var err error
 		st, err = r.daemonStatus()
 		if err != nil {
@@ -188,7 +202,7 @@ func (r *rig) store() ([]haentities.Session, outbox.Stats) {
 // observer received since position from, in arrival order.
 func (r *rig) sessionEvents(from int, typ string) []sessionEvent {
 	var out []sessionEvent
-	for _, m := range r.obs.since(from) {
+	for _, m := range r.obs.Since(from) {
 		if m.Topic != r.topic("game_session") {
 			continue
 		}
@@ -218,31 +232,9 @@ func (r *rig) waitFlushers() {
 		return
 	}
 	defer f.Close()
-	deadline := time.Now().Add(40 * time.Second)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil && time.Now().Before(deadline) {
-		<-tick.C
-	}
-}
-
-// tempDir is a temporary directory whose path has no shell characters (ES
-// pastes paths unquoted into sh command lines, and subtest names put
-// parentheses into t.TempDir paths). It is removed when t ends.
-func tempDir(t testing.TB, what string) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "cabinet-d-e2e-"+what+"-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if os.Getenv("CABINET_E2E_KEEP") == "1" && t.Failed() {
-			t.Logf("kept %s (CABINET_E2E_KEEP=1)", dir)
-			return
-		}
-		os.RemoveAll(dir)
+	cabinettest.Eventually(40*time.Second, nil, func() (bool, string) {
+		return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil, "flush.lock held"
 	})
-	return dir
 }
 
 // lines renders a list one per line for messages.

@@ -1,26 +1,17 @@
 package tools
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeretroarch"
-	"github.com/batocera-cabinet/cabinet/simulator/peertest"
 )
-
-// mcpcheckPath is the independent TypeScript-SDK client, kept in .ci/.
-const mcpcheckPath = "../../.ci/mcpcheck/mcpcheck"
 
 // TestMCPCheck drives the tools through the official TypeScript SDK over
 // Streamable HTTP (protocol 2025-11-25, what Claude Desktop speaks), with
@@ -29,12 +20,8 @@ const mcpcheckPath = "../../.ci/mcpcheck/mcpcheck"
 // Skipped when node or mcpcheck is missing (required with
 // CABINET_REQUIRE_PEERS=1).
 func TestMCPCheck(t *testing.T) {
-	if _, err := os.Stat(mcpcheckPath); err != nil {
-		peertest.RequirePeer(t, errors.New("mcpcheck not found at "+mcpcheckPath))
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		peertest.RequirePeer(t, errors.New("node is not installed"))
-	}
+	cabinettest.Long(t, "nine runs of the Node SDK client")
+	mcpcheck := cabinettest.NewMCPCheck(t)
 	r := newRig(t, rigConfig{})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -47,21 +34,7 @@ func TestMCPCheck(t *testing.T) {
 	t.Cleanup(func() { hs.Close() })
 	url := "http://" + ln.Addr().String() + "/mcp"
 
-	type report struct {
-		OK              bool     `json:"ok"`
-		ProtocolVersion string   `json:"protocolVersion"`
-		Tools           []any    `json:"tools"`
-		Warnings        []string `json:"warnings"`
-		Error           any      `json:"error"`
-		Call            struct {
-			IsError bool `json:"isError"`
-			Result  struct {
-				Content           []map[string]any `json:"content"`
-				StructuredContent map[string]any   `json:"structuredContent"`
-			} `json:"result"`
-		} `json:"call"`
-	}
-	check := func(tool string, args map[string]any) report {
+	check := func(tool string, args map[string]any) cabinettest.MCPReport {
 		t.Helper()
 		cmdArgs := []string{"--strict", "--fail-on-tool-error", "--url", url}
 		if tool != "" {
@@ -71,15 +44,10 @@ func TestMCPCheck(t *testing.T) {
 			a, _ := json.Marshal(args)
 			cmdArgs = append(cmdArgs, "--call", tool, "--args", string(a))
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, filepath.Clean(mcpcheckPath), cmdArgs...)
-		var out, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &stderr
-		err := cmd.Run()
-		var rep report
-		if jerr := json.Unmarshal(out.Bytes(), &rep); jerr != nil || err != nil || !rep.OK {
-			t.Fatalf("mcpcheck %s: %v (%v)\nstdout: %s\nstderr: %s", tool, err, jerr, out.String(), stderr.String())
+		out, stderr, code := mcpcheck.Run(t, 60*time.Second, nil, cmdArgs...)
+		var rep cabinettest.MCPReport
+		if jerr := json.Unmarshal(out, &rep); jerr != nil || code != 0 || !rep.OK || (tool != "" && rep.Call == nil) {
+			t.Fatalf("mcpcheck %s: exit %d (%v)\nstdout: %s\nstderr: %s", tool, code, jerr, out, stderr)
 		}
 		return rep
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/esevents"
 )
 
@@ -16,8 +17,9 @@ import (
 // stdout or stderr; refused argv logs one line at the default level, argv
 // that is odd but usable is recorded cleaned; no logged session is lost.
 func TestGarbageArgv(t *testing.T) {
-	eachBroker(t, func(t *testing.T, kind brokerKind) {
-		b := startBroker(t, kind, brokerOptions{})
+	cabinettest.Long(t, "13 kinds of bad argv through the binary, about 11 s (hook.TestParseArgs* check the parsing)")
+	cabinettest.EachBroker(t, func(t *testing.T, kind cabinettest.Kind) {
+		b := startBroker(t, kind, cabinettest.BrokerOptions{})
 		opts := cabinetOptions{MinSessionSeconds: 0, LogLevel: "info"}
 		c := newCabinet(t, b, opts)
 		c.begin(opts)

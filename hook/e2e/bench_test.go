@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/mqttbroker"
 	"github.com/batocera-cabinet/cabinet/simulator/realmosquitto"
 )
@@ -47,7 +48,7 @@ func BenchmarkHookStartup(b *testing.B) {
 	add("hook, embedded broker up", hookArgs(), benchCabinet(b, "up", emb.URL()))
 	if realmosquitto.Available() == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		mos, err := realmosquitto.Start(ctx, cleanTempDir(b, "bench-mosquitto"), realmosquitto.Options{})
+		mos, err := realmosquitto.Start(ctx, cabinettest.TempDir(b, "bench-mosquitto"), realmosquitto.Options{})
 		cancel()
 		if err != nil {
 			b.Fatal(err)
@@ -55,7 +56,7 @@ func BenchmarkHookStartup(b *testing.B) {
 		defer mos.Close()
 		add("hook, Mosquitto up", hookArgs(), benchCabinet(b, "mosquitto", mos.URL()))
 	}
-	add("hook, broker refuses", hookArgs(), benchCabinet(b, "refused", "tcp://"+closedPort(b)))
+	add("hook, broker refuses", hookArgs(), benchCabinet(b, "refused", "tcp://"+cabinettest.ClosedAddr(b, "tcp")))
 	add("hook, broker silent", hookArgs(), benchCabinet(b, "silent", "tcp://"+silentListener(b)))
 	add("hook, MQTT off", hookArgs(), benchCabinet(b, "off", "-"))
 	if py := realPython(); py != "" {
@@ -85,7 +86,7 @@ func hookArgs() []string { return []string{cabinetBin, "hook", "screensaver-star
 // the hook with.
 func benchCabinet(b *testing.B, name, broker string) []string {
 	b.Helper()
-	root := cleanTempDir(b, "bench-"+name)
+	root := cabinettest.TempDir(b, "bench-"+name)
 	conf := writeConf(b, root, "bench_"+name, "batocera.conf", cabinetOptions{Broker: broker, MinSessionSeconds: 60, LogLevel: "info"})
 	return []string{"CABINET_CONFIG=" + conf}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/haentities/outbox"
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/esevents"
 )
 
@@ -18,8 +19,8 @@ import (
 // cabinet events are out, the states are right, and the spool and the
 // outbox are empty.
 func TestTwentyHooksAtOnce(t *testing.T) {
-	eachBroker(t, func(t *testing.T, kind brokerKind) {
-		b := startBroker(t, kind, brokerOptions{})
+	cabinettest.EachBroker(t, func(t *testing.T, kind cabinettest.Kind) {
+		b := startBroker(t, kind, cabinettest.BrokerOptions{})
 		opts := cabinetOptions{MinSessionSeconds: 1}
 		c := newCabinet(t, b, opts)
 		c.begin(opts)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/packaging"
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/esevents"
 )
 
@@ -35,7 +36,7 @@ type cabinet struct {
 	firer  *esevents.Firer
 	cg     *esevents.Configgen
 	// esStderr is ES's own stderr: sh reports there a command line it cannot parse.
-	esStderr *lockedBuffer
+	esStderr *cabinettest.LogBuffer
 	// from is where the current scenario starts in the capture, esFrom in
 	// ES's stderr.
 	from, esFrom int
@@ -54,14 +55,14 @@ var cabinetSeq atomic.Int64
 
 func newCabinet(t *testing.T, b *testBroker, opts cabinetOptions) *cabinet {
 	t.Helper()
-	root := cleanTempDir(t, "root")
+	root := cabinettest.TempDir(t, "root")
 	c := &cabinet{
 		t:        t,
 		id:       fmt.Sprintf("e2e%d", cabinetSeq.Add(1)),
 		root:     root,
 		state:    filepath.Join(root, "userdata/system/cabinet"),
 		broker:   b,
-		esStderr: &lockedBuffer{},
+		esStderr: &cabinettest.LogBuffer{},
 	}
 	c.conf = c.writeConfig("batocera.conf", opts)
 	layout := packaging.Layout{
@@ -248,7 +249,7 @@ func (c *cabinet) waitSessionEvents(typ string, n int) []event {
 // messages queued and starts a delayed flush that finishes the delivery.
 func (c *cabinet) waitDelivered(what string, cond func() (bool, string)) {
 	c.t.Helper()
-	waitFor(c.t, 20*time.Second, what, cond)
+	cabinettest.WaitFor(c.t, 20*time.Second, what, c.broker.Changed, cond)
 }
 
 // deadlineMisses counts the hook runs that left messages queued because

@@ -9,7 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 )
 
 // pub is one publish seen by the capture.
@@ -89,31 +90,11 @@ func types(evs []event) []string {
 	return out
 }
 
-// waitFor polls cond until it holds or d passes; on timeout the test fails
-// with what cond last said. Polling a condition with a deadline, never a
-// bare sleep, is how these tests synchronise with detached processes.
-func waitFor(t testing.TB, d time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		ok, why := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %v for %s: %s", d, what, why)
-		}
-		<-tick.C
-	}
-}
-
 // validatorPath is the strict HA discovery validator kept beside the
 // haentities goldens.
 func validatorPath(t *testing.T) string {
 	t.Helper()
-	root, err := moduleRoot()
+	root, err := cabinettest.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,13 +113,13 @@ func validateCapture(t *testing.T, b *testBroker) {
 	if !bytes.Contains(text, []byte("homeassistant/")) {
 		t.Fatalf("capture holds no discovery config:\n%s", text)
 	}
-	f := filepath.Join(cleanTempDir(t, "validate"), "capture.txt")
+	f := filepath.Join(cabinettest.TempDir(t, "validate"), "capture.txt")
 	if err := os.WriteFile(f, text, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out, err := exec.Command(py, validatorPath(t), "--strict", "--format", "rtp", f).CombinedOutput()
 	if err != nil {
-		t.Fatalf("validate_discovery.py --strict --format rtp (%s capture, %d lines): %v\n%s", b.kind, bytes.Count(text, []byte("\n")), err, out)
+		t.Fatalf("validate_discovery.py --strict --format rtp (%s capture, %d lines): %v\n%s", b.Kind, bytes.Count(text, []byte("\n")), err, out)
 	}
 	t.Logf("validate_discovery.py: %s", lastLine(out))
 }

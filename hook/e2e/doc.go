@@ -12,7 +12,7 @@
 //	go test -race ./hook/e2e/                          # every scenario, both brokers (about 4 min)
 //	go test -race -parallel 4 ./hook/e2e/              # the same, overlapped (about 2.5 min)
 //	CABINET_REQUIRE_PEERS=1 go test -race ./hook/e2e/  # CI: a missing Mosquitto fails
-//	go test -short ./hook/e2e/                         # skips waiting out the 60 s event window
+//	go test -short ./hook/e2e/                         # a smoke set: the embedded broker, the short scenarios
 //	go test -run '^$' -bench HookStartup ./hook/e2e/   # start-up figures
 //
 // Environment: CABINET_E2E_KEEP=1 keeps a failed test's fake root;

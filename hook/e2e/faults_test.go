@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 )
 
 // fault is one thing that goes wrong around a hook run.
@@ -28,6 +30,8 @@ type fault struct {
 	// mqttLine: the expected line is the hook's "mqtt publish incomplete",
 	// whatever made the publish fail.
 	mqttLine bool
+	// short: one of the faults -short keeps (each takes about 7 s).
+	short bool
 }
 
 // TestFaults: a broker that refuses, one that accepts TCP and never
@@ -37,14 +41,14 @@ type fault struct {
 // gone the next run delivers everything without losing a logged session.
 func TestFaults(t *testing.T) {
 	faults := []fault{
-		{name: "broker refuses connections", lines: 1, mqttLine: true, setup: func(t *testing.T, c *cabinet) (string, func()) {
-			return c.writeConfig("refused.conf", cabinetOptions{Broker: "tcp://" + closedPort(t), LogLevel: "info"}), func() {}
+		{name: "broker refuses connections", lines: 1, mqttLine: true, short: true, setup: func(t *testing.T, c *cabinet) (string, func()) {
+			return c.writeConfig("refused.conf", cabinetOptions{Broker: "tcp://" + cabinettest.ClosedAddr(t, "tcp"), LogLevel: "info"}), func() {}
 		}},
 		{name: "broker accepts TCP and never answers", lines: 1, mqttLine: true, setup: func(t *testing.T, c *cabinet) (string, func()) {
 			return c.writeConfig("silent.conf", cabinetOptions{Broker: "tcp://" + silentListener(t), LogLevel: "info"}), func() {}
 		}},
 		{name: "wrong credentials", lines: 1, mqttLine: true, setup: func(t *testing.T, c *cabinet) (string, func()) {
-			auth := startBroker(t, c.broker.kind, brokerOptions{Users: map[string]string{"cabinet": "right-pw"}})
+			auth := startBroker(t, c.broker.Kind, cabinettest.BrokerOptions{Users: map[string]string{"cabinet": "right-pw"}})
 			return c.writeConfig("badcreds.conf", cabinetOptions{Broker: auth.URL(), Username: "cabinet", Password: "wrong-pw", LogLevel: "info"}), func() {}
 		}},
 		{name: "store locked by another process", lines: 0, setup: func(t *testing.T, c *cabinet) (string, func()) {
@@ -56,7 +60,7 @@ func TestFaults(t *testing.T) {
 				t.Errorf("%d events spooled, want the one the locked store could not take", n)
 			}
 		}},
-		{name: "store full of garbage", lines: 1, lostHistory: true, setup: func(t *testing.T, c *cabinet) (string, func()) {
+		{name: "store full of garbage", lines: 1, lostHistory: true, short: true, setup: func(t *testing.T, c *cabinet) (string, func()) {
 			garbage := bytes.Repeat([]byte("not a bolt database "), 2000)
 			if err := os.WriteFile(filepath.Join(c.state, "cabinet.db"), garbage, 0o600); err != nil {
 				t.Fatal(err)
@@ -78,8 +82,11 @@ func TestFaults(t *testing.T) {
 	}
 	for _, f := range faults {
 		t.Run(f.name, func(t *testing.T) {
-			eachBroker(t, func(t *testing.T, kind brokerKind) {
-				b := startBroker(t, kind, brokerOptions{})
+			if !f.short {
+				cabinettest.Long(t, "one more fault (-short keeps a refusing broker and a garbage store)")
+			}
+			cabinettest.EachBroker(t, func(t *testing.T, kind cabinettest.Kind) {
+				b := startBroker(t, kind, cabinettest.BrokerOptions{})
 				opts := cabinetOptions{MinSessionSeconds: 0, LogLevel: "info"}
 				c := newCabinet(t, b, opts)
 				c.begin(opts)
@@ -125,18 +132,6 @@ func TestFaults(t *testing.T) {
 	}
 }
 
-// closedPort is a loopback address where nothing listens.
-func closedPort(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
 // silentListener accepts TCP connections and never reads or writes: a
 // broker that hangs, or a firewall that swallows MQTT.
 func silentListener(t testing.TB) string {
@@ -173,10 +168,10 @@ func silentListener(t testing.TB) string {
 // log line (at debug level) and no output, even when the broker refuses it
 // and the hook logs the refusal; the right password works.
 func TestPasswordNeverShown(t *testing.T) {
-	eachBroker(t, func(t *testing.T, kind brokerKind) {
+	cabinettest.EachBroker(t, func(t *testing.T, kind cabinettest.Kind) {
 		const right = "Right-pw-e2e-9c1f"
 		secret := fmt.Sprintf("Wr0ng-e2e-secret-%d", time.Now().UnixNano())
-		b := startBroker(t, kind, brokerOptions{Users: map[string]string{"cabinet": right}})
+		b := startBroker(t, kind, cabinettest.BrokerOptions{Users: map[string]string{"cabinet": right}})
 		opts := cabinetOptions{MinSessionSeconds: 0, Username: "cabinet", Password: secret, LogLevel: "debug"}
 		c := newCabinet(t, b, opts)
 		c.begin(opts)

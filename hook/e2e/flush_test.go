@@ -3,6 +3,8 @@ package e2e
 import (
 	"testing"
 	"time"
+
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 )
 
 // TestBackToBackSessions: a player starts the wrong game, quits it after a
@@ -12,8 +14,9 @@ import (
 // (The tracker once took any session_start within its 10 s duplicate
 // window of another for a repeat.)
 func TestBackToBackSessions(t *testing.T) {
-	eachBroker(t, func(t *testing.T, kind brokerKind) {
-		b := startBroker(t, kind, brokerOptions{})
+	cabinettest.Long(t, "two sessions with the 10 s duplicate window between them")
+	cabinettest.EachBroker(t, func(t *testing.T, kind cabinettest.Kind) {
+		b := startBroker(t, kind, cabinettest.BrokerOptions{})
 		// 3 s keeps the 300 ms game short even when a loaded machine
 		// stretches what the hooks measure.
 		opts := cabinetOptions{MinSessionSeconds: 3}
@@ -49,8 +52,9 @@ func TestBackToBackSessions(t *testing.T) {
 // flusher never looked again: the session stayed unlogged, now_playing
 // showing the game, until the next ES event.)
 func TestDelayedFlushNotLost(t *testing.T) {
-	eachBroker(t, func(t *testing.T, kind brokerKind) {
-		b := startBroker(t, kind, brokerOptions{})
+	cabinettest.Long(t, "a session through a held flush lock")
+	cabinettest.EachBroker(t, func(t *testing.T, kind cabinettest.Kind) {
+		b := startBroker(t, kind, cabinettest.BrokerOptions{})
 		opts := cabinetOptions{MinSessionSeconds: 1}
 		c := newCabinet(t, b, opts)
 		c.begin(opts)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/esevents"
 )
 
@@ -17,8 +18,8 @@ import (
 // game-selected racing screensaver-stop, gone a moment after the stop, and
 // never set by a suspend screensaver (which fires no stop).
 func TestGameSelectedGate(t *testing.T) {
-	eachBroker(t, func(t *testing.T, kind brokerKind) {
-		b := startBroker(t, kind, brokerOptions{})
+	cabinettest.EachBroker(t, func(t *testing.T, kind cabinettest.Kind) {
+		b := startBroker(t, kind, cabinettest.BrokerOptions{})
 		opts := cabinetOptions{MinSessionSeconds: 60, LogLevel: "debug"}
 		c := newCabinet(t, b, opts)
 		c.begin(opts)
@@ -36,7 +37,7 @@ func TestGameSelectedGate(t *testing.T) {
 			{name: "racing screensaver-stop", before: func() { c.firer.Fire("screensaver-stop") }, runs: true},
 			{name: "a moment after the stop", before: func() {
 				c.waitScripts()
-				waitFor(t, 10*time.Second, "the flag to go", func() (bool, string) {
+				cabinettest.WaitFor(t, 10*time.Second, "the flag to go", nil, func() (bool, string) {
 					_, err := os.Stat(flag)
 					return os.IsNotExist(err), "flag still there"
 				})

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 )
 
 // TestKill9MidCommit: hook processes SIGKILLed at random moments of their
@@ -19,8 +21,9 @@ import (
 // without being quarantined, the next hook works, and no session that was
 // logged before is lost: each is still in the history and on the broker.
 func TestKill9MidCommit(t *testing.T) {
-	eachBroker(t, func(t *testing.T, kind brokerKind) {
-		b := startBroker(t, kind, brokerOptions{})
+	cabinettest.Long(t, "100 hooks SIGKILLed mid-run")
+	cabinettest.EachBroker(t, func(t *testing.T, kind cabinettest.Kind) {
+		b := startBroker(t, kind, cabinettest.BrokerOptions{})
 		opts := cabinetOptions{MinSessionSeconds: 0}
 		c := newCabinet(t, b, opts)
 		c.begin(opts)

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/esevents"
 )
 
@@ -19,8 +20,8 @@ func TestHostileGameName(t *testing.T) {
 	hostile := "Evil\x1b[31m Game\x07 \u202eReversed\u202c \u2066Isolated\u2069 zero\u200bwidth\ufeff c1\u0085\u009b tab\there\nnewline " +
 		strings.Repeat("long name ", 60)
 	rom := "/userdata/roms/snes/evil game.sfc"
-	eachBroker(t, func(t *testing.T, kind brokerKind) {
-		b := startBroker(t, kind, brokerOptions{})
+	cabinettest.EachBroker(t, func(t *testing.T, kind cabinettest.Kind) {
+		b := startBroker(t, kind, cabinettest.BrokerOptions{})
 		opts := cabinetOptions{MinSessionSeconds: 60}
 		c := newCabinet(t, b, opts)
 		c.begin(opts)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/esevents"
 )
 
@@ -19,11 +20,11 @@ const eventWindow = 60 * time.Second
 // holds the latest states and every logged session_end, in order, exactly
 // once; the session_start and cabinet events of the first part, older than
 // the outbox's event window by then, never arrive late, while those of the
-// last seconds do. With -short the window is not waited out and only the
-// exactly-once part is checked.
+// last seconds do.
 func TestBrokerDownFor100Events(t *testing.T) {
-	eachBroker(t, func(t *testing.T, kind brokerKind) {
-		b := startBroker(t, kind, brokerOptions{Stopped: true})
+	cabinettest.Long(t, "100 hook runs with the broker down")
+	cabinettest.EachBroker(t, func(t *testing.T, kind cabinettest.Kind) {
+		b := startBroker(t, kind, cabinettest.BrokerOptions{Stopped: true})
 		opts := cabinetOptions{MinSessionSeconds: 0}
 		c := newCabinet(t, b, opts)
 		c.begin(opts)
@@ -57,12 +58,10 @@ func TestBrokerDownFor100Events(t *testing.T) {
 		}
 		c.waitQuiet()
 		oldEnd := time.Now()
-		if !testing.Short() {
-			t.Logf("%s: waiting out the %v event window", kind, eventWindow)
-			waitFor(t, eventWindow+15*time.Second, "part A to leave the event window", func() (bool, string) {
-				return time.Since(oldEnd) > eventWindow+time.Second, "inside the window"
-			})
-		}
+		t.Logf("%s: waiting out the %v event window", kind, eventWindow)
+		cabinettest.WaitFor(t, eventWindow+15*time.Second, "part A to leave the event window", nil, func() (bool, string) {
+			return time.Since(oldEnd) > eventWindow+time.Second, "inside the window"
+		})
 
 		// Part B: recent; its time-sensitive events are still deliverable.
 		recentStart := time.Now()
@@ -112,9 +111,6 @@ func TestBrokerDownFor100Events(t *testing.T) {
 		st := c.checkOutboxDrained()
 		t.Logf("outbox after the outage: %+v", st)
 
-		if testing.Short() {
-			return
-		}
 		for _, e := range ofType(c.sessionEvents(), "session_start") {
 			if e.Game != "New Game" {
 				t.Errorf("late session_start of part A: %s", e.raw)

@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"testing"
+
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 )
 
 // scenario is one thing a cabinet lives through, checked on its own
@@ -18,8 +20,8 @@ type scenario struct {
 func runScenarios(t *testing.T, scs []scenario) {
 	for _, sc := range scs {
 		t.Run(sc.name, func(t *testing.T) {
-			eachBroker(t, func(t *testing.T, kind brokerKind) {
-				b := startBroker(t, kind, brokerOptions{})
+			cabinettest.EachBroker(t, func(t *testing.T, kind cabinettest.Kind) {
+				b := startBroker(t, kind, cabinettest.BrokerOptions{})
 				c := newCabinet(t, b, sc.opts)
 				c.begin(sc.opts)
 				sc.run(c)
@@ -43,8 +45,9 @@ func allScenarios() []scenario {
 // passes validate_discovery.py --strict --format rtp (embedded broker: its
 // own record; Mosquitto: mosquitto_sub -V 5 --retain-as-published).
 func TestCaptureValidates(t *testing.T) {
-	eachBroker(t, func(t *testing.T, kind brokerKind) {
-		b := startBroker(t, kind, brokerOptions{})
+	cabinettest.Long(t, "scenarios 1–6 back to back, about 25 s (the validator also checks the tracker's capture in hook/tracker)")
+	cabinettest.EachBroker(t, func(t *testing.T, kind cabinettest.Kind) {
+		b := startBroker(t, kind, cabinettest.BrokerOptions{})
 		scs := allScenarios()
 		c := newCabinet(t, b, scs[0].opts)
 		for _, sc := range scs {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/esevents"
 )
 
@@ -13,7 +14,10 @@ import (
 // the screensaver, screensaver-stop, then game-start milliseconds later
 // (all async, racing each other). Such a launch is shown live but never
 // logged, even though it is long enough to be.
-func TestScreensaverLaunch(t *testing.T) { runScenarios(t, []scenario{screensaverLaunchScenario()}) }
+func TestScreensaverLaunch(t *testing.T) {
+	cabinettest.Long(t, "a launch from the screensaver plus the 3 s reorder window")
+	runScenarios(t, []scenario{screensaverLaunchScenario()})
+}
 
 // TestSleepWakeRepeated: ES's idle sleep during a dim screensaver, which may
 // repeat without a wake: the cabinet stays online throughout and its

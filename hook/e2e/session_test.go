@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/esevents"
 )
 
@@ -32,7 +33,7 @@ func (c *cabinet) launch(rom, name string, d time.Duration, waitLive func()) {
 		// The tracker takes the same game's session_start within its 10 s
 		// duplicate window for a repeat of the last one: scenarios
 		// replayed on one cabinet relaunch a game later than that.
-		waitFor(c.t, 15*time.Second, "10 s since the game's previous launch", func() (bool, string) {
+		cabinettest.WaitFor(c.t, 15*time.Second, "10 s since the game's previous launch", nil, func() (bool, string) {
 			return time.Since(c.lastLaunch) > 10500*time.Millisecond, "too close to the previous launch"
 		})
 	}
@@ -62,7 +63,10 @@ func TestLoggedSession(t *testing.T) { runScenarios(t, loggedSessionScenarios())
 
 // TestShortSession: a session under min_session_seconds shows live and is
 // never logged.
-func TestShortSession(t *testing.T) { runScenarios(t, []scenario{shortSessionScenario()}) }
+func TestShortSession(t *testing.T) {
+	cabinettest.Long(t, "a session plus the 3 s reorder window")
+	runScenarios(t, []scenario{shortSessionScenario()})
+}
 
 func loggedSessionScenarios() []scenario {
 	cases := []struct {
@@ -184,7 +188,7 @@ func (c *cabinet) flushFinal() {
 	c.t.Helper()
 	c.waitQuiet()
 	since := time.Now()
-	waitFor(c.t, 10*time.Second, "the reorder window to pass", func() (bool, string) {
+	cabinettest.WaitFor(c.t, 10*time.Second, "the reorder window to pass", nil, func() (bool, string) {
 		return time.Since(since) > 3500*time.Millisecond, "still inside the window"
 	})
 	if r := c.hook("--flush-after", "1ms"); r.Err != nil || len(r.Stdout) != 0 {

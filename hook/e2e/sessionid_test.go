@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/esevents"
 )
 
@@ -19,8 +20,9 @@ import (
 // (The tracker holds session_start until the launch is final, so it carries
 // the id the session keeps.)
 func TestLateReportKeepsSessionID(t *testing.T) {
-	eachBroker(t, func(t *testing.T, kind brokerKind) {
-		b := startBroker(t, kind, brokerOptions{})
+	cabinettest.Long(t, "a session through a stalled spool, about 12 s")
+	cabinettest.EachBroker(t, func(t *testing.T, kind cabinettest.Kind) {
+		b := startBroker(t, kind, cabinettest.BrokerOptions{})
 		opts := cabinetOptions{MinSessionSeconds: 1}
 		c := newCabinet(t, b, opts)
 		c.begin(opts)

@@ -9,10 +9,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 )
 
 // This file holds what the tests do with a cabinet's state directory
@@ -25,7 +26,7 @@ import (
 func (c *cabinet) waitQuiet() {
 	c.t.Helper()
 	c.waitScripts()
-	waitFor(c.t, 45*time.Second, "no delayed flush running", func() (bool, string) {
+	cabinettest.WaitFor(c.t, 45*time.Second, "no delayed flush running", nil, func() (bool, string) {
 		pids := c.flushers()
 		return len(pids) == 0, fmt.Sprintf("flushers %v alive", pids)
 	})
@@ -107,14 +108,13 @@ func (c *cabinet) cleanup() {
 		}
 	}
 	// A flusher still alive would recreate the tree it flushes into.
-	deadline := time.Now().Add(60 * time.Second)
-	for len(c.flushers()) > 0 && time.Now().Before(deadline) {
-		<-time.After(50 * time.Millisecond)
+	if ok, why := cabinettest.Eventually(60*time.Second, nil, func() (bool, string) {
+		pids := c.flushers()
+		return len(pids) == 0, fmt.Sprintf("delayed flushers %v", pids)
+	}); !ok {
+		c.t.Errorf("%s still alive after a minute", why)
 	}
-	if pids := c.flushers(); len(pids) > 0 {
-		c.t.Errorf("delayed flushers %v still alive after a minute", pids)
-	}
-	if os.Getenv("CABINET_E2E_KEEP") != "1" || !c.t.Failed() {
+	if os.Getenv(cabinettest.KeepEnv) != "1" || !c.t.Failed() {
 		os.RemoveAll(c.root)
 	}
 }
@@ -134,24 +134,6 @@ func mustMkdir(t testing.TB, dir string) {
 	}
 }
 
-// lockedBuffer is a bytes.Buffer safe for concurrent writers.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // holdFlushLock takes flush.lock as a running flusher holds it, until
 // releaseFlushLock.
 func (c *cabinet) holdFlushLock() {
@@ -160,7 +142,7 @@ func (c *cabinet) holdFlushLock() {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	waitFor(c.t, 30*time.Second, "flush.lock", func() (bool, string) {
+	cabinettest.WaitFor(c.t, 30*time.Second, "flush.lock", nil, func() (bool, string) {
 		return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil, "held by a flusher"
 	})
 	c.flushLock = f
@@ -182,7 +164,7 @@ func (c *cabinet) lockStore() func() {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	waitFor(c.t, 10*time.Second, "the store lock", func() (bool, string) {
+	cabinettest.WaitFor(c.t, 10*time.Second, "the store lock", nil, func() (bool, string) {
 		return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil, "held"
 	})
 	return func() { f.Close() }

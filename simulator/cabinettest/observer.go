@@ -1,4 +1,4 @@
-package e2e
+package cabinettest
 
 import (
 	"fmt"
@@ -12,13 +12,17 @@ import (
 	"github.com/batocera-cabinet/cabinet/simulator/mqttbroker"
 )
 
-// msg is one message the observer received, and when.
-type msg struct {
+// markerPrefix starts the topics of the tests' own marker messages, which
+// every view leaves out.
+const markerPrefix = "e2e/"
+
+// Msg is one message the observer received, and when.
+type Msg struct {
 	Topic, Payload string
 	At             time.Time
 }
 
-// observer sees what the broker carries, like Home Assistant: every
+// Observer sees what the broker carries, like Home Assistant: every
 // message in arrival order, and what a new subscriber gets as retained.
 //
 // On Mosquitto it is a live subscriber on '#'. On the embedded broker it
@@ -26,24 +30,25 @@ type msg struct {
 // topic): mochi v2.7.9 races when a wildcard subscription scans the
 // retained messages while a client retains one (TopicsIndex.scanMessages
 // reads particle.retainPath unlocked), which the race detector reports in
-// the test process. subscribe forces a real subscriber anyway (the
+// the test process. subscribe forces a real subscriber anyway (a
 // benchmark's latency is a subscriber's, and it subscribes before anything
 // is retained).
-type observer struct {
+type Observer struct {
 	t   testing.TB
-	url string
+	b   *Broker
 	emb *mqttbroker.Broker // set: read the broker's record
 
 	mu      sync.Mutex
 	client  mqtt.Client
-	msgs    []msg
+	msgs    []Msg
 	seen    int           // messages of emb's record already in msgs
 	changed chan struct{} // closed and replaced at every message
 }
 
-func observe(t testing.TB, b *testBroker, subscribe bool) *observer {
+// Observe starts observing b for the rest of t.
+func Observe(t testing.TB, b *Broker, subscribe bool) *Observer {
 	t.Helper()
-	o := &observer{t: t, url: b.URL(), changed: make(chan struct{})}
+	o := &Observer{t: t, b: b, changed: make(chan struct{})}
 	if b.emb != nil && !subscribe {
 		o.emb = b.emb
 		o.seen = len(b.emb.Messages())
@@ -61,15 +66,15 @@ func observe(t testing.TB, b *testBroker, subscribe bool) *observer {
 
 // sync takes what the embedded broker recorded since the last look,
 // stamped now (the waiters look as soon as the broker records).
-func (o *observer) sync() {
+func (o *Observer) sync() {
 	if o.emb == nil {
 		return
 	}
 	rec := o.emb.Messages()
 	now := time.Now()
 	for _, m := range rec[min(o.seen, len(rec)):] {
-		if !strings.HasPrefix(m.Topic, "e2e/") {
-			o.msgs = append(o.msgs, msg{Topic: m.Topic, Payload: string(m.Payload), At: now})
+		if !strings.HasPrefix(m.Topic, markerPrefix) {
+			o.msgs = append(o.msgs, Msg{Topic: m.Topic, Payload: string(m.Payload), At: now})
 		}
 	}
 	o.seen = len(rec)
@@ -77,21 +82,21 @@ func (o *observer) sync() {
 
 // connect subscribes a fresh client and returns once the subscription is in
 // place (a marker published afterwards came back through it).
-func (o *observer) connect() {
+func (o *Observer) connect() {
 	o.t.Helper()
-	c := dial(o.t, o.url)
-	marker := fmt.Sprintf("e2e/marker/%d", clientSeq.Add(1))
+	c := o.b.Dial(o.t)
+	marker := fmt.Sprintf("%smarker/%d", markerPrefix, clientSeq.Add(1))
 	seen := make(chan struct{})
 	var once sync.Once
 	tok := c.Subscribe("#", 1, func(_ mqtt.Client, m mqtt.Message) {
 		if m.Topic() == marker {
 			once.Do(func() { close(seen) })
 		}
-		if strings.HasPrefix(m.Topic(), "e2e/") {
+		if strings.HasPrefix(m.Topic(), markerPrefix) {
 			return
 		}
 		o.mu.Lock()
-		o.msgs = append(o.msgs, msg{Topic: m.Topic(), Payload: string(m.Payload()), At: time.Now()})
+		o.msgs = append(o.msgs, Msg{Topic: m.Topic(), Payload: string(m.Payload()), At: time.Now()})
 		close(o.changed)
 		o.changed = make(chan struct{})
 		o.mu.Unlock()
@@ -112,9 +117,9 @@ func (o *observer) connect() {
 	o.mu.Unlock()
 }
 
-// reconnect drops the subscription and makes a new one (after a broker
+// Reconnect drops the subscription and makes a new one (after a broker
 // restart); the new one receives the broker's retained messages again.
-func (o *observer) reconnect() {
+func (o *Observer) Reconnect() {
 	o.t.Helper()
 	if o.emb != nil {
 		return // the record survives the broker's restarts
@@ -126,26 +131,28 @@ func (o *observer) reconnect() {
 	o.connect()
 }
 
-// mark is the position of the next message.
-func (o *observer) mark() int {
+// Mark is the position of the next message.
+func (o *Observer) Mark() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.sync()
 	return len(o.msgs)
 }
 
-// since returns the messages received from position i on.
-func (o *observer) since(i int) []msg {
+// Since returns the messages received from position i on.
+func (o *Observer) Since(i int) []Msg {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.sync()
 	if i > len(o.msgs) {
 		return nil
 	}
-	return append([]msg(nil), o.msgs[i:]...)
+	return append([]Msg(nil), o.msgs[i:]...)
 }
 
-func (o *observer) wake() <-chan struct{} {
+// Changed returns a channel closed at the next message: the wake of
+// WaitFor.
+func (o *Observer) Changed() <-chan struct{} {
 	if o.emb != nil {
 		return o.emb.Changed()
 	}
@@ -154,14 +161,14 @@ func (o *observer) wake() <-chan struct{} {
 	return o.changed
 }
 
-// waitMsg waits until a message on topic with payload want (any payload
+// WaitMsg waits until a message on topic with payload want (any payload
 // when want is "") arrives at or after position from, and returns it.
-func (o *observer) waitMsg(from int, topic, want string, d time.Duration) msg {
+func (o *Observer) WaitMsg(from int, topic, want string, d time.Duration) Msg {
 	o.t.Helper()
-	var got msg
-	waitUntil(o.t, d, fmt.Sprintf("%s = %q on the broker", topic, want), o.wake, func() (bool, string) {
+	var got Msg
+	WaitFor(o.t, d, fmt.Sprintf("%s = %q on the broker", topic, want), o.Changed, func() (bool, string) {
 		last := ""
-		for _, m := range o.since(from) {
+		for _, m := range o.Since(from) {
 			if m.Topic != topic {
 				continue
 			}
@@ -176,16 +183,16 @@ func (o *observer) waitMsg(from int, topic, want string, d time.Duration) msg {
 	return got
 }
 
-// retained is what a subscriber that connects now receives as retained:
+// Retained is what a subscriber that connects now receives as retained:
 // topic → payload.
-func (o *observer) retained() map[string]string {
+func (o *Observer) Retained() map[string]string {
 	o.t.Helper()
 	if o.emb == nil {
-		return subscribeRetained(o.t, o.url)
+		return o.b.Retained(o.t)
 	}
 	out := map[string]string{}
 	topics := map[string]bool{}
-	for _, m := range o.since(0) {
+	for _, m := range o.Since(0) {
 		topics[m.Topic] = true
 	}
 	for topic := range topics {
@@ -196,14 +203,15 @@ func (o *observer) retained() map[string]string {
 	return out
 }
 
-// subscribeRetained subscribes to '#', then publishes a marker on the same
+// Retained subscribes a fresh client to '#' and returns what it receives as
+// retained: topic → payload. It then publishes a marker on the same
 // connection; the broker handles the two in order, so once the marker is
 // back every retained message has arrived.
-func subscribeRetained(t testing.TB, url string) map[string]string {
+func (b *Broker) Retained(t testing.TB) map[string]string {
 	t.Helper()
-	c := dial(t, url)
+	c := b.Dial(t)
 	defer c.Disconnect(0)
-	marker := fmt.Sprintf("e2e/marker/%d", clientSeq.Add(1))
+	marker := fmt.Sprintf("%smarker/%d", markerPrefix, clientSeq.Add(1))
 	var mu sync.Mutex
 	got := map[string]string{}
 	done := make(chan struct{})
@@ -213,7 +221,7 @@ func subscribeRetained(t testing.TB, url string) map[string]string {
 			once.Do(func() { close(done) })
 			return
 		}
-		if !m.Retained() || strings.HasPrefix(m.Topic(), "e2e/") {
+		if !m.Retained() || strings.HasPrefix(m.Topic(), markerPrefix) {
 			return
 		}
 		mu.Lock()
@@ -233,35 +241,9 @@ func subscribeRetained(t testing.TB, url string) map[string]string {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	return got
-}
-
-// waitUntil waits until cond holds, for at most d: it re-checks whenever
-// wake's channel closes (a message, a log line) and every 20 ms for
-// conditions without a notification (files, the socket).
-func waitUntil(t testing.TB, d time.Duration, what string, wake func() <-chan struct{}, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.NewTimer(d)
-	defer deadline.Stop()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		var ch <-chan struct{}
-		if wake != nil {
-			ch = wake()
-		}
-		ok, why := cond()
-		if ok {
-			return
-		}
-		select {
-		case <-ch:
-		case <-tick.C:
-		case <-deadline.C:
-			if ok, why = cond(); ok {
-				return
-			}
-			t.Fatalf("waited %v for %s: %s", d, what, why)
-		}
+	out := make(map[string]string, len(got))
+	for k, v := range got {
+		out[k] = v
 	}
+	return out
 }
