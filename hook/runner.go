@@ -1,3 +1,8 @@
+// Package hook is `cabinet hook` when no daemon answers: it records the
+// event by itself (store, then a short MQTT publish), else into the spool —
+// always quickly and silently, because it runs on ES's path for every
+// event. Parsing its argv is package argv's; handing it to the daemon is
+// package socket's.
 package hook
 
 import (

@@ -18,6 +18,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/haentities/mqttlink"
 	"github.com/batocera-cabinet/cabinet/hook"
+	"github.com/batocera-cabinet/cabinet/hook/argv"
 	"github.com/batocera-cabinet/cabinet/hook/bootclock"
 	"github.com/batocera-cabinet/cabinet/hook/journal"
 	"github.com/batocera-cabinet/cabinet/hook/socket"
@@ -74,12 +75,12 @@ exits 0, and returns within a quarter of a second. Problems go to
 		}
 		return nil
 	}
-	ev, err := hook.ParseArgs(args, stamp)
+	ev, err := argv.Parse(args, stamp)
 	if err != nil {
 		// An ES event the tracker has no use for is routine; any other
 		// refusal is a broken install or a caller to fix, worth a line.
 		lvl := log.Warn()
-		if errors.Is(err, hook.ErrIgnored) {
+		if errors.Is(err, argv.ErrIgnored) {
 			lvl = log.Debug()
 		}
 		lvl.Err(err).Strs("args", clipArgs(args)).Msg("event ignored")

@@ -17,7 +17,7 @@ import (
 // stdout or stderr; refused argv logs one line at the default level, argv
 // that is odd but usable is recorded cleaned; no logged session is lost.
 func TestGarbageArgv(t *testing.T) {
-	cabinettest.Long(t, "13 kinds of bad argv through the binary, about 11 s (hook.TestParseArgs* check the parsing)")
+	cabinettest.Long(t, "13 kinds of bad argv through the binary, about 11 s (hook/argv.TestParse* check the parsing)")
 	cabinettest.EachBroker(t, func(t *testing.T, kind cabinettest.Kind) {
 		b := startBroker(t, kind, cabinettest.BrokerOptions{})
 		opts := cabinetOptions{MinSessionSeconds: 0, LogLevel: "info"}

@@ -1,9 +1,8 @@
-// Package hook is `cabinet hook`: it turns the argv EmulationStation or
-// Batocera's launcher gives into a tracker event, and records it — through
-// the daemon when one runs, else by itself (store, then a short MQTT
-// publish), else into the spool — always quickly and silently, because it
-// runs on ES's path for every event.
-package hook
+// Package argv turns the arguments EmulationStation or Batocera's launcher
+// give a hook into a tracker event: `cabinet hook` parses its own argv with
+// it, and the daemon the argv a wrapper wrote into its inbox, so both read
+// ES's quirks (its escaping, its argument styles) the same way.
+package argv
 
 import (
 	"errors"
@@ -23,11 +22,11 @@ const (
 	maxArgBytes = 8 << 10
 )
 
-// ParseArgs turns the hook's arguments (after "hook") into an event stamped
+// Parse turns the hook's arguments (after "hook") into an event stamped
 // st: `[--source es|configgen] EVENT [ARGS…]`. ES's per-event wrappers pass
 // the event name then ES's arguments; the configgen script passes
 // `--source configgen gameStart|gameStop system emulator core rom`.
-func ParseArgs(args []string, st tracker.Stamp) (tracker.Event, error) {
+func Parse(args []string, st tracker.Stamp) (tracker.Event, error) {
 	src := tracker.SourceES
 	if len(args) > 0 && strings.HasPrefix(args[0], "--source") {
 		v, ok := strings.CutPrefix(args[0], "--source=")

@@ -1,4 +1,4 @@
-package hook
+package argv
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 
 var st = tracker.Stamp{At: time.Date(2026, 11, 30, 21, 0, 0, 0, time.UTC), Boot: 90 * time.Second, BootID: "b1"}
 
-func TestParseArgs(t *testing.T) {
+func TestParse(t *testing.T) {
 	tests := []struct {
 		args []string
 		want tracker.Event
@@ -35,9 +35,9 @@ func TestParseArgs(t *testing.T) {
 			tracker.Event{Kind: tracker.KindGameStart, Path: "/p/\uFFFD.nes", Stem: "\uFFFD", Name: "x"}},
 	}
 	for _, tt := range tests {
-		got, err := ParseArgs(tt.args, st)
+		got, err := Parse(tt.args, st)
 		if err != nil {
-			t.Errorf("ParseArgs(%q): %v", tt.args, err)
+			t.Errorf("Parse(%q): %v", tt.args, err)
 			continue
 		}
 		want := tt.want
@@ -46,15 +46,15 @@ func TestParseArgs(t *testing.T) {
 			want.Source = tracker.SourceES
 		}
 		if got != want {
-			t.Errorf("ParseArgs(%q)\n got %+v\nwant %+v", tt.args, got, want)
+			t.Errorf("Parse(%q)\n got %+v\nwant %+v", tt.args, got, want)
 		}
 		if err := got.Validate(); err != nil {
-			t.Errorf("ParseArgs(%q) gave an invalid event: %v", tt.args, err)
+			t.Errorf("Parse(%q) gave an invalid event: %v", tt.args, err)
 		}
 	}
 }
 
-func TestParseArgsRefuses(t *testing.T) {
+func TestParseRefuses(t *testing.T) {
 	tests := []struct {
 		args []string
 		want string
@@ -69,26 +69,26 @@ func TestParseArgsRefuses(t *testing.T) {
 		{strings.Fields("a b c d e f g h i"), "at most 8"},
 	}
 	for _, tt := range tests {
-		if _, err := ParseArgs(tt.args, st); err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("ParseArgs(%q) = %v, want error containing %q", tt.args, err, tt.want)
+		if _, err := Parse(tt.args, st); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Parse(%q) = %v, want error containing %q", tt.args, err, tt.want)
 		}
 	}
-	if _, err := ParseArgs([]string{"config-changed"}, st); !errors.Is(err, ErrIgnored) {
+	if _, err := Parse([]string{"config-changed"}, st); !errors.Is(err, ErrIgnored) {
 		t.Errorf("config-changed = %v, want ErrIgnored", err)
 	}
 }
 
-func FuzzParseArgs(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	f.Add("game-start", `/userdata/roms/nes/A\ \(b\).nes`, "A (b)", "A (b)")
 	f.Add("--source", "configgen", "gameStart", "nes")
 	f.Add("quit", "reboot", "", "")
 	f.Fuzz(func(t *testing.T, a, b, c, d string) {
-		ev, err := ParseArgs([]string{a, b, c, d}, st)
+		ev, err := Parse([]string{a, b, c, d}, st)
 		if err != nil {
 			return
 		}
 		if verr := ev.Validate(); verr != nil {
-			t.Fatalf("ParseArgs(%q %q %q %q) accepted an event the tracker refuses: %v", a, b, c, d, verr)
+			t.Fatalf("Parse(%q %q %q %q) accepted an event the tracker refuses: %v", a, b, c, d, verr)
 		}
 	})
 }
