@@ -24,6 +24,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/haentities/outbox"
 	"github.com/batocera-cabinet/cabinet/hook/bootclock"
+	"github.com/batocera-cabinet/cabinet/hook/inbox"
 	"github.com/batocera-cabinet/cabinet/hook/intake"
 	"github.com/batocera-cabinet/cabinet/hook/journal"
 	"github.com/batocera-cabinet/cabinet/hook/socket"
@@ -82,6 +83,7 @@ type Daemon struct {
 	watch    *watcher
 	esClient *es.Client
 	intake   *hookIntake // nil when the intake log cannot be used
+	inbox    *inboxReader
 }
 
 // Run runs the daemon until ctx ends, then stops cleanly: the cabinet is
@@ -153,6 +155,13 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	// The watcher before the first apply: events applied then nudge it.
 	d.watch = newWatcher(liveES{d}, opts.WatchInterval, d.clock, opts.Now, d.emitWatcher, d.cacheName, d.log)
+	// The inbox watch before the crash-left files are taken: no file closed
+	// from then on is missed.
+	d.inbox = &inboxReader{d: d, dir: inbox.Dir{Path: cfg.Layout.Inbox()}}
+	inboxWatch, err := d.inbox.watch()
+	if err != nil {
+		d.log.Warn().Err(err).Msg("inbox unavailable; the wrappers start the binary for every event")
+	}
 	d.recover(lg)
 	if err := d.buildMCP(cfg); err != nil {
 		return fmt.Errorf("MCP tools: %w", err)
@@ -198,6 +207,15 @@ func Run(ctx context.Context, opts Options) error {
 		{"diagnostics", d.publishDiagnostics},
 	}
 	parts = append(parts, watchers...)
+	if inboxWatch != nil {
+		parts = append(parts, part{"inbox", d.inboxPart(inboxWatch)})
+		// Only now may wrappers hand events over in sh: the watch is armed
+		// and the intake log takes what they write.
+		if err := writeUpFile(cfg.Layout.UpFile()); err != nil {
+			d.log.Warn().Err(err).Msg("wrappers not told the daemon is up; they start the binary for every event")
+		}
+		defer os.Remove(cfg.Layout.UpFile())
+	}
 	d.log.Info().Str("version", opts.Version).Str("socket", sock.Path).Bool("mqtt", cfg.mqttEnabled()).Msg("cabinet serve started")
 	if opts.Ready != nil {
 		opts.Ready(d)
@@ -216,6 +234,9 @@ func (d *Daemon) recover(lg *intake.Log) {
 	if lg != nil {
 		left = len(lg.Pending())
 	}
+	// Records a crashed daemon left in the inbox: into the intake log
+	// first, in stamp order, so they are applied with the rest.
+	d.inbox.sweep()
 	if _, err := d.eng.apply(); err != nil {
 		if left > 0 {
 			d.log.Error().Err(err).Int("events", left).Msg("events left in the intake log not applied yet; retrying")
@@ -231,6 +252,10 @@ func (d *Daemon) recover(lg *intake.Log) {
 // offline, activity off), gives pending messages a last chance and stops
 // the MQTT link, which publishes offline itself before it disconnects.
 func (d *Daemon) shutdown() error {
+	// Wrappers fall back to the binary from now on; what they wrote before
+	// is taken here, and what a late one writes by the service's drain.
+	os.Remove(d.config().Layout.UpFile())
+	d.inbox.sweep()
 	ev := d.opts.Now().Event(tracker.KindStopped, tracker.SourceES)
 	if _, err := d.eng.apply(journal.NewKeyed(ev)); err != nil {
 		d.log.Error().Err(err).Msg("record stop; the intake and the spool are applied at the next start")

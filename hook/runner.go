@@ -14,6 +14,7 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/haentities/outbox"
+	"github.com/batocera-cabinet/cabinet/hook/inbox"
 	"github.com/batocera-cabinet/cabinet/hook/intake"
 	"github.com/batocera-cabinet/cabinet/hook/journal"
 	"github.com/batocera-cabinet/cabinet/hook/paths"
@@ -23,9 +24,9 @@ import (
 // Runner records one event when no daemon runs: it owns the store for a
 // moment, or spools the event when the store is busy.
 type Runner struct {
-	// Layout names the store, the spool and the daemon's intake log (events
-	// it acked but did not apply before it died are applied first, before
-	// anything newer).
+	// Layout names the store, the spool, the daemon's intake log and the
+	// wrappers' inbox (events a daemon acked or was handed but did not apply
+	// before it died are applied first, before anything newer).
 	Layout   paths.Layout
 	Settings haentities.Settings
 	Tracker  tracker.Config
@@ -110,7 +111,11 @@ func (r *Runner) own(kind tracker.Kind) (*journal.Owner, error) {
 	if store.Quarantined != "" {
 		r.Log.Error().Str("moved_to", store.Quarantined).Msg("the store was damaged; it was moved aside and tracking goes on with a new one")
 	}
-	return &journal.Owner{Store: store, Spool: r.spool(), Intake: r.openIntake(), Log: r.Log, Now: r.Now}, nil
+	o := &journal.Owner{Store: store, Spool: r.spool(), Intake: r.openIntake(), Log: r.Log, Now: r.Now}
+	if r.Layout.Run != "" {
+		o.Inbox = &inbox.Dir{Path: r.Layout.Inbox()}
+	}
+	return o, nil
 }
 
 func (r *Runner) release(o *journal.Owner) {

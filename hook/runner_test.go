@@ -2,17 +2,20 @@ package hook
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/haentities/outbox"
 	"github.com/batocera-cabinet/cabinet/hook/bootclock"
+	"github.com/batocera-cabinet/cabinet/hook/inbox"
 	"github.com/batocera-cabinet/cabinet/hook/intake"
 	"github.com/batocera-cabinet/cabinet/hook/journal"
 	"github.com/batocera-cabinet/cabinet/hook/paths"
@@ -55,7 +58,7 @@ func TestStandaloneHookAppliesIntakeFirst(t *testing.T) {
 
 	pub := &recorder{}
 	r := &Runner{
-		Layout:    paths.Layout{State: dir},
+		Layout:    paths.Layout{State: dir, Run: filepath.Join(dir, "run")},
 		Settings:  settings,
 		Publisher: pub,
 		Log:       zerolog.Nop(),
@@ -103,7 +106,7 @@ func TestStandaloneHookKeepsEventOnFullDisk(t *testing.T) {
 	}
 	lg.Close()
 	r := &Runner{
-		Layout:    paths.Layout{State: dir},
+		Layout:    paths.Layout{State: dir, Run: filepath.Join(dir, "run")},
 		Settings:  haentities.Settings{ID: "full_disk"},
 		Publisher: &recorder{},
 		Log:       zerolog.Nop(),
@@ -135,5 +138,46 @@ func TestStandaloneHookKeepsEventOnFullDisk(t *testing.T) {
 	r.Handle(context.Background(), stamped(tracker.KindScreensaverStart))
 	if !hasPayload(pub.msgs, r.Settings.StateTopic(haentities.Cabinet), `"event_type":"wake"`) {
 		t.Fatal("the kept event was not published once space came back")
+	}
+}
+
+// Records a daemon was handed in its inbox and did not take before it died
+// are applied by a hook running alone, in the order they were written,
+// before its own event; the files go once they are in the store.
+func TestStandaloneHookTakesTheInbox(t *testing.T) {
+	dir := t.TempDir()
+	pub := &recorder{}
+	r := &Runner{
+		Layout:    paths.Layout{State: dir, Run: filepath.Join(dir, "run")},
+		Settings:  haentities.Settings{ID: "inbox_left"},
+		Tracker:   tracker.DefaultConfig(),
+		Publisher: pub,
+		Log:       zerolog.Nop(),
+	}
+	box := r.Layout.Inbox()
+	os.MkdirAll(box, 0o755)
+	up := bootclock.Now().Boot - 10*time.Second // written before the hook's event
+	for i, argv := range [][]string{{"screensaver-start", "random"}, {"screensaver-stop"}, {"sleep"}} {
+		rec := inbox.Encode(inbox.Record{Uptime: up + time.Duration(i)*time.Second, Argv: argv})
+		if err := os.WriteFile(filepath.Join(box, fmt.Sprintf("%d-%d", i, 100+i)), rec, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.Handle(context.Background(), stamped(tracker.KindWake))
+	var kinds []string
+	for _, m := range pub.msgs {
+		if m.Topic == r.Settings.StateTopic(haentities.Cabinet) {
+			kinds = append(kinds, string(m.Payload))
+		}
+	}
+	if got := strings.Join(kinds, "|"); !strings.Contains(got, `"event_type":"sleep"`) || !strings.Contains(got, `"event_type":"wake"`) ||
+		strings.Index(got, `"sleep"`) > strings.Index(got, `"wake"`) {
+		t.Errorf("cabinet events %s, want the inbox's sleep before the hook's wake", got)
+	}
+	if !hasPayload(pub.msgs, r.Settings.StateTopic(haentities.Screensaver), "OFF") {
+		t.Error("the inbox's screensaver events were not applied")
+	}
+	if ents, _ := os.ReadDir(box); len(ents) != 0 {
+		t.Errorf("%d files left in the inbox", len(ents))
 	}
 }

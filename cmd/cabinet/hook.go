@@ -51,9 +51,15 @@ exits 0, and returns within a quarter of a second. Problems go to
 		return errHelp
 	}
 	var flushAfter time.Duration
-	if len(args) == 2 && args[0] == "--flush-after" {
+	drain := false
+	switch {
+	case len(args) == 2 && args[0] == "--flush-after":
 		flushAfter, _ = time.ParseDuration(args[1])
 		args = nil
+	case len(args) == 1 && args[0] == "--drain":
+		// The service's stop, once the daemon is gone: what wrappers wrote
+		// into the inbox while it stopped is stored and published now.
+		drain, args = true, nil
 	}
 	l := config.Load(config.Inputs{Environ: c.env.Environ})
 	cfg := &l.Config
@@ -70,7 +76,15 @@ exits 0, and returns within a quarter of a second. Problems go to
 		log.Warn().Err(l.Err).Msg("configuration has invalid values; their defaults are used")
 	}
 	if args == nil {
-		if r, err := newHookRunner(cfg, log); err == nil {
+		r, err := newHookRunner(cfg, log)
+		switch {
+		case err != nil:
+		case drain:
+			dctx, cancel := context.WithTimeout(ctx, flushBudget)
+			r.LockTimeout = 5 * time.Second // the daemon may still be closing the store
+			r.Flush(dctx)
+			cancel()
+		default:
 			runFlusher(ctx, cfg, r, flushAfter, log)
 		}
 		return nil

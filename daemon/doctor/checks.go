@@ -12,6 +12,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
+	"github.com/batocera-cabinet/cabinet/hook/inbox"
 	"github.com/batocera-cabinet/cabinet/hook/intake"
 	"github.com/batocera-cabinet/cabinet/hook/paths"
 	"github.com/batocera-cabinet/cabinet/packaging"
@@ -166,7 +167,8 @@ func checkState(l paths.Layout) Result {
 }
 
 // waiting names the events not yet in the store: spooled by hooks that
-// found it busy, or left in the daemon's intake log. A few for a moment is
+// found it busy, handed to the daemon in its inbox, or left in its intake
+// log. A few for a moment is
 // normal; many that stay mean no process has owned the store since.
 func waiting(l paths.Layout) []string {
 	var out []string
@@ -179,6 +181,11 @@ func waiting(l paths.Layout) []string {
 		}
 		if n > 0 {
 			out = append(out, fmt.Sprintf("%d event(s) waiting in the spool (the next hook or `cabinet serve` applies them)", n))
+		}
+	}
+	if l.Run != "" {
+		if n := (inbox.Dir{Path: l.Inbox()}).Count(); n > 0 {
+			out = append(out, fmt.Sprintf("%d record(s) waiting in the inbox (`cabinet serve` takes them as they come; else the next hook)", n))
 		}
 	}
 	if b, err := os.ReadFile(l.Intake()); err == nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
 	"github.com/batocera-cabinet/cabinet/haentities/mqttlink"
+	"github.com/batocera-cabinet/cabinet/hook/inbox"
 	"github.com/batocera-cabinet/cabinet/hook/intake"
 	"github.com/batocera-cabinet/cabinet/hook/journal"
 	"github.com/batocera-cabinet/cabinet/hook/paths"
@@ -185,8 +186,12 @@ func TestDoctorShowsWaitingEvents(t *testing.T) {
 		lg.Append(rec)
 	}
 	lg.Close()
+	os.MkdirAll(cfg.Inbox(), 0o755)
+	for _, name := range []string{"1.00-1", "1.00-2", "1.00-3"} {
+		os.WriteFile(filepath.Join(cfg.Inbox(), name), inbox.Encode(inbox.Record{Uptime: time.Second, Argv: []string{"wake"}}), 0o644)
+	}
 	facts := strings.Join(checkState(cfg).Facts, "\n")
-	for _, want := range []string{"1 event(s) waiting in the spool", "2 event(s) waiting in the intake log"} {
+	for _, want := range []string{"1 event(s) waiting in the spool", "2 event(s) waiting in the intake log", "3 record(s) waiting in the inbox"} {
 		if !strings.Contains(facts, want) {
 			t.Errorf("facts:\n%s\nwant %q", facts, want)
 		}

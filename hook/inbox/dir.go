@@ -25,8 +25,17 @@ const (
 // is removed: long enough for a human looking at a problem to see it.
 const StaleAfter = time.Minute
 
-// Dir is an inbox folder.
+// Dir is an inbox folder. Its Path must be absolute: a relative one would
+// name a folder under whatever the working directory is, and the sweep of
+// unreadable files would then remove files that are no records.
 type Dir struct{ Path string }
+
+func (d Dir) check() error {
+	if !filepath.IsAbs(d.Path) {
+		return fmt.Errorf("inbox: path %q is not absolute", clip(d.Path))
+	}
+	return nil
+}
 
 // Entry is one file read back.
 type Entry struct {
@@ -38,6 +47,9 @@ type Entry struct {
 
 // Read reads the named file. A file that is gone returns os.ErrNotExist.
 func (d Dir) Read(name string) (Entry, error) {
+	if err := d.check(); err != nil {
+		return Entry{}, err
+	}
 	if name == "" || len(name) > maxName || strings.ContainsAny(name, "/\x00") || strings.HasPrefix(name, ".") {
 		return Entry{}, fmt.Errorf("inbox: bad file name %q", clip(name))
 	}
@@ -66,6 +78,9 @@ func (d Dir) Read(name string) (Entry, error) {
 // events happened (boot clock, then name), for whoever takes over what a
 // crashed daemon left. Files that cannot be read are returned in bad.
 func (d Dir) Pending() (ok []Entry, bad []error, err error) {
+	if err := d.check(); err != nil {
+		return nil, nil, err
+	}
 	ents, err := os.ReadDir(d.Path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil, nil
@@ -102,6 +117,12 @@ func (d Dir) Pending() (ok []Entry, bad []error, err error) {
 
 // Remove deletes a file once its event is persisted elsewhere.
 func (d Dir) Remove(name string) error {
+	if err := d.check(); err != nil {
+		return err
+	}
+	if name == "" || strings.ContainsAny(name, "/\x00") {
+		return fmt.Errorf("inbox: bad file name %q", clip(name))
+	}
 	err := os.Remove(filepath.Join(d.Path, name))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -119,6 +140,9 @@ func (d Dir) RemoveIfStale(name string, mod time.Time) {
 
 // Count is how many files wait in the folder (for doctor).
 func (d Dir) Count() int {
+	if d.check() != nil {
+		return 0
+	}
 	ents, _ := os.ReadDir(d.Path)
 	n := 0
 	for _, e := range ents {
@@ -141,10 +165,17 @@ func (e Entry) Key(bootID string) string {
 }
 
 // Event turns the record into the tracker's event, as `cabinet hook` would
-// have: wall is when it was read (the file's time is too coarse), the boot
-// clock the wrapper's, plus order microseconds so that records stamped in
-// the same hundredth keep the order they were written in.
-func (e Entry) Event(wall time.Time, bootID string, order int) (tracker.Event, error) {
-	st := tracker.Stamp{At: wall, Boot: e.Record.Uptime + time.Duration(order)*time.Microsecond, BootID: bootID}
-	return argv.Parse(e.Record.Argv, st)
+// have, read at now: its boot clock is the wrapper's, plus order
+// microseconds so that records stamped in the same hundredth keep the order
+// they were written in; its wall time is now's, moved back by the boot
+// clock's time since (the file's own time is too coarse, and a record a
+// crashed daemon left is read long after it was written). Files never
+// outlive a boot, so both stamps are of this boot.
+func (e Entry) Event(now tracker.Stamp, order int) (tracker.Event, error) {
+	boot := e.Record.Uptime + time.Duration(order)*time.Microsecond
+	at := now.At
+	if now.Boot > 0 && boot <= now.Boot {
+		at = now.At.Add(boot - now.Boot)
+	}
+	return argv.Parse(e.Record.Argv, tracker.Stamp{At: at, Boot: boot, BootID: now.BootID})
 }

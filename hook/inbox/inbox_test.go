@@ -94,9 +94,11 @@ func TestPendingInStampOrder(t *testing.T) {
 	if n := d.Count(); n != 4 {
 		t.Errorf("Count = %d, want 4 (three records and the young torn one)", n)
 	}
-	ev, err := ok[1].Event(time.Unix(1e9, 0), "boot-id-123", 2)
-	if err != nil || ev.Kind != tracker.KindSleep || ev.Boot != 10*time.Second+2*time.Microsecond || ev.BootID != "boot-id-123" {
-		t.Errorf("Event = %+v, %v", ev, err)
+	now := tracker.Stamp{At: time.Unix(1e9, 0), Boot: 30 * time.Second, BootID: "boot-id-123"}
+	ev, err := ok[1].Event(now, 2)
+	if err != nil || ev.Kind != tracker.KindSleep || ev.Boot != 10*time.Second+2*time.Microsecond || ev.BootID != "boot-id-123" ||
+		!ev.At.Equal(now.At.Add(-20*time.Second+2*time.Microsecond)) {
+		t.Errorf("Event = %+v, %v; want it 20 s before now on both clocks", ev, err)
 	}
 	if k := ok[0].Key("0123456789abcdef"); k != "inbox-01234567-10.00-3" {
 		t.Errorf("Key = %q", k)
@@ -126,4 +128,19 @@ func FuzzParse(f *testing.F) {
 			t.Fatal("accepted a record without the magic")
 		}
 	})
+}
+
+// A relative folder is refused: it would name a folder under the working
+// directory, whose files the sweep would take for unreadable records.
+func TestRelativeDirRefused(t *testing.T) {
+	d := Dir{Path: "inbox"}
+	if _, _, err := d.Pending(); err == nil {
+		t.Error("Pending on a relative path")
+	}
+	if err := d.Remove("x"); err == nil {
+		t.Error("Remove on a relative path")
+	}
+	if _, err := d.Read("x"); err == nil {
+		t.Error("Read on a relative path")
+	}
 }

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/haentities/outbox"
 	"github.com/batocera-cabinet/cabinet/hook/bootclock"
+	"github.com/batocera-cabinet/cabinet/hook/inbox"
 	"github.com/batocera-cabinet/cabinet/hook/intake"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
 )
@@ -28,7 +30,11 @@ type Owner struct {
 	// acked before anything the spool or a caller holds, so they go first;
 	// only the owner of the store applies it.
 	Intake *intake.Log
-	Log    zerolog.Logger
+	// Inbox is the wrappers' folder, taken by a hook running alone (nil:
+	// none; the daemon reads its inbox itself, as files are closed).
+	// What a crashed daemon left there goes after the intake log.
+	Inbox *inbox.Dir
+	Log   zerolog.Logger
 	// Now stamps each apply and delivery (nil: bootclock.Now).
 	Now func() tracker.Stamp
 
@@ -56,12 +62,25 @@ func (o *Owner) Apply(r Rules, publish bool, evs ...Keyed) (Result, error) {
 		}
 		all = append(all, items...)
 	}
+	now := o.now()
+	var taken []inbox.Entry
+	if o.Inbox != nil {
+		entries, bad, err := o.Inbox.Pending()
+		if err != nil {
+			o.Log.Warn().Err(err).Msg("inbox unreadable; its events wait for the next apply")
+		}
+		if len(bad) > 0 {
+			o.Log.Warn().Errs("files", bad).Msg("inbox files ignored")
+		}
+		items, used := inboxEvents(entries, now)
+		all, taken = append(all, items...), used
+	}
 	spooled, err := o.Spool.Read()
 	if err != nil {
 		o.Log.Warn().Err(err).Msg("spool unreadable; its events wait for the next apply")
 	}
 	all = append(append(all, spooled...), evs...)
-	res, err := Apply(o.Store, r, o.now(), publish, all)
+	res, err := Apply(o.Store, r, now, publish, all)
 	if errors.Is(err, outbox.ErrCorrupt) {
 		// Damaged pages bbolt only finds in use: start a new store (the old
 		// one is kept aside) rather than refuse every event from now on.
@@ -75,6 +94,9 @@ func (o *Owner) Apply(r Rules, publish bool, evs ...Keyed) (Result, error) {
 		return Result{}, err
 	}
 	o.Spool.Remove(spooled)
+	for _, e := range taken {
+		o.Inbox.Remove(e.Name)
+	}
 	if len(acked) > 0 {
 		if err := o.Intake.Done(len(acked)); err != nil {
 			o.Log.Warn().Err(err).Msg("intake log not cleared; its events are applied again (once) next time")
@@ -90,6 +112,27 @@ func (o *Owner) Apply(r Rules, publish bool, evs ...Keyed) (Result, error) {
 		o.Log.Info().Str("session", s.ID).Str("system", s.System).Dur("duration", s.Duration).Msg("session logged")
 	}
 	return res, nil
+}
+
+// inboxEvents turns the inbox's records into keyed events read at now,
+// keeping the order of records stamped in the same hundredth. Records the binary would have ignored are taken too: they
+// are done with.
+func inboxEvents(entries []inbox.Entry, now tracker.Stamp) (items []Keyed, taken []inbox.Entry) {
+	order, last := 0, time.Duration(-1)
+	for _, e := range entries {
+		if e.Record.Uptime == last {
+			order++
+		} else {
+			order, last = 0, e.Record.Uptime
+		}
+		taken = append(taken, e)
+		ev, err := e.Event(now, order)
+		if err != nil || ev.Validate() != nil {
+			continue
+		}
+		items = append(items, Keyed{Key: e.Key(now.BootID), Event: ev})
+	}
+	return items, taken
 }
 
 // Publisher delivers messages to the broker in order and says how many of

@@ -13,6 +13,8 @@ import "path/filepath"
 const (
 	SocketName          = "cabinet.sock"
 	PIDFileName         = "serve.pid"
+	UpFileName          = "serve.up"
+	InboxName           = "inbox"
 	ScreensaverFlagName = "screensaver"
 )
 
@@ -50,3 +52,16 @@ func (l Layout) Socket() string { return filepath.Join(l.Run, SocketName) }
 
 // PIDFile is the daemon's single-instance lock, holding its pid.
 func (l Layout) PIDFile() string { return filepath.Join(l.Run, PIDFileName) }
+
+// UpFile says the daemon takes the wrappers' inbox: its pid and start time
+// (field 22 of /proc/PID/stat), which a wrapper compares with /proc using
+// shell builtins only, so a dead daemon's reused pid does not fool it.
+func (l Layout) UpFile() string { return filepath.Join(l.Run, UpFileName) }
+
+// Inbox is the folder where wrappers leave their events while the daemon
+// runs (see package inbox).
+func (l Layout) Inbox() string { return filepath.Join(l.Run, InboxName) }
+
+// ScreensaverFlag lets game-selected through to the binary while the
+// screensaver runs or just ran (the wrappers' gate when no daemon runs).
+func (l Layout) ScreensaverFlag() string { return filepath.Join(l.Run, ScreensaverFlagName) }

@@ -16,6 +16,9 @@ func TestNames(t *testing.T) {
 		{l.FlushLock(), "/userdata/system/cabinet/flush.lock"},
 		{l.Socket(), "/var/run/cabinet/cabinet.sock"},
 		{l.PIDFile(), "/var/run/cabinet/serve.pid"},
+		{l.UpFile(), "/var/run/cabinet/serve.up"},
+		{l.Inbox(), "/var/run/cabinet/inbox"},
+		{l.ScreensaverFlag(), "/var/run/cabinet/screensaver"},
 	} {
 		if tt.got != tt.want {
 			t.Errorf("got %s, want %s", tt.got, tt.want)
