@@ -34,8 +34,7 @@ type inboxReader struct {
 	dir inbox.Dir
 
 	mu        sync.Mutex
-	lastUp    time.Duration // the last record's boot stamp, and
-	order     int           // how many before it shared it
+	last      time.Duration // the boot stamp of the last record taken
 	badLogged bool          // an unreadable file is logged once per daemon
 	flagOn    bool          // the screensaver flag, as the wrappers keep it
 	flagGen   int
@@ -177,17 +176,14 @@ func (r *inboxReader) logBad(errs ...error) {
 func (r *inboxReader) persist(e inbox.Entry) {
 	st := r.d.opts.Now()
 	r.mu.Lock()
-	if e.Record.Uptime == r.lastUp {
-		r.order++
-	} else {
-		r.lastUp, r.order = e.Record.Uptime, 0
-	}
-	order := r.order
-	r.mu.Unlock()
-	ev, err := e.Event(st, order)
+	ev, err := e.Event(st, r.last)
 	if err == nil {
 		err = ev.Validate()
 	}
+	if err == nil {
+		r.last = ev.Boot
+	}
+	r.mu.Unlock()
 	if err != nil {
 		// A record the binary would have ignored too (an event the tracker
 		// has no use for) or refused (garbage argv): the same outcome.
@@ -209,7 +205,7 @@ func (r *inboxReader) persist(e inbox.Entry) {
 		r.d.log.Warn().Err(err).Str("file", e.Name).Msg("inbox file not removed; it is applied once whoever takes it")
 		return
 	}
-	r.d.log.Debug().Str("file", e.Name).Str("event", string(ev.Kind)).Msg("inbox event taken")
+	r.d.log.Debug().Str("file", e.Name).Str("event", string(ev.Kind)).Str("source", string(ev.Source)).Dur("boot", ev.Boot).Msg("inbox event taken")
 }
 
 // keepInMemory keeps the latest selection and says whether ev is one that

@@ -11,6 +11,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/batocera-cabinet/cabinet/hook/inbox"
 	"github.com/batocera-cabinet/cabinet/hook/paths"
 )
 
@@ -46,12 +47,13 @@ type Script struct {
 	Content string
 }
 
-// HookEvents are the ES events a per-event wrapper is installed for.
-// system-selected is not among them: it fires on every carousel stop and the
-// tracker has no use for it. quit is handled by the root script, because ES
-// waits only for root scripts on quit.
+// HookEvents are the ES events a per-event wrapper is installed for. The
+// selections (every cursor move, every carousel stop) reach the daemon only
+// through its inbox: with no daemon they never start the binary, but for a
+// game-selected while the screensaver shows games. quit is handled by the
+// root script, because ES waits only for root scripts on quit.
 func HookEvents() []string {
-	return []string{"start", "game-start", "game-end", "screensaver-start", "screensaver-stop", "sleep", "wake", "game-selected"}
+	return []string{"start", "game-start", "game-end", "screensaver-start", "screensaver-stop", "sleep", "wake", "game-selected", "system-selected"}
 }
 
 // ScreensaverFlag is the file whose presence lets game-selected through.
@@ -83,7 +85,11 @@ func (l Layout) wrapper(ev string) string {
 	flag := shQuote(l.ScreensaverFlag())
 	var b strings.Builder
 	b.WriteString(header)
+	b.WriteString(l.handOver(shQuote(ev), 1))
 	switch ev {
+	case "system-selected":
+		b.WriteString("exit 0 # no daemon: a carousel stop never starts the binary\n")
+		return b.String()
 	case "game-selected":
 		// Every cursor move fires this event: stay in sh unless a
 		// screensaver (which picks games itself) is or just was running.
@@ -103,6 +109,29 @@ func (l Layout) wrapper(ev string) string {
 	return b.String()
 }
 
+// handOver is the daemon-up path: with shell builtins only (no fork, no
+// binary), it checks that `cabinet serve` runs — the pid and start time in
+// its up file match /proc/PID/stat's field 22, so a dead daemon's reused
+// pid does not count — and writes the event into its inbox with one printf
+// (see package inbox), under set -C so no other wrapper's file is taken,
+// then exits. Anything that fails (no daemon, a full or read-only tmpfs, a
+// name taken) falls through to the lines after it. args are the argv words
+// before "$@" (already quoted) and n how many there are. printf is a
+// regular builtin: a failed redirection does not exit the shell, as it
+// would on : or exec.
+func (l Layout) handOver(args string, n int) string {
+	up := shQuote(path.Join(l.RunDir, paths.UpFileName))
+	box := shQuote(path.Join(l.RunDir, paths.InboxName) + "/")
+	return fmt.Sprintf(`# While cabinet serve runs, the event goes into its inbox without starting the binary.
+if { read -r p t <%s && read -r x x x x x x x x x x x x x x x x x x x x x s x <"/proc/$p/stat" &&
+  [ "$s" = "$t" ] && read -r u x </proc/uptime; } 2>/dev/null; then
+  set -C
+  printf '%%s\0' %s "$u" $(($#+%d)) %s "$@" %s 2>/dev/null >%s"$u-$$" && exit 0
+  set +C
+fi
+`, up, inbox.Magic, n, args, inbox.End, box)
+}
+
 // rootQuit is the root generic script. ES runs it for every event with the
 // event name as $1, and waits for it (with no timeout) only on quit, which is
 // the one moment to get the reboot/shutdown event and `offline` out before
@@ -117,7 +146,7 @@ func (l Layout) rootQuit() string {
 // argv.
 func (l Layout) configgen() string {
 	return header + "# Batocera's launcher runs this around every game: gameStart|gameStop system emulator core rom.\n" +
-		l.exec("--source configgen")
+		l.handOver("--source configgen", 2) + l.exec("--source configgen")
 }
 
 // shQuote quotes s for sh.

@@ -47,6 +47,9 @@ case "$1" in
     [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
     kill "$(cat "$RUN/service.pid" 2>/dev/null)" 2>/dev/null
     rm -f "$RUN/service.pid"
+    # Events a wrapper handed over while the daemon stopped are in RAM
+    # (its inbox on tmpfs): store and publish them before the machine goes.
+    "$BIN" hook --drain </dev/null >/dev/null 2>&1
     ;;
   status)
     pid=$(cat "$RUN/%[4]s" 2>/dev/null)

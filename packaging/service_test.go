@@ -14,7 +14,8 @@ func TestServiceScript(t *testing.T) {
 	t.Parallel() // waits for the respawn delay; independent of the other tests
 	root := t.TempDir()
 	l := Layout{Binary: filepath.Join(root, "bin", "cabinet"), RunDir: filepath.Join(root, "run"), ServicesDir: filepath.Join(root, "services"), ServiceName: "cabinet"}
-	fake := "#!/bin/sh\necho $$ > '" + l.RunDir + "/serve.pid'\necho started >> '" + root + "/starts'\ntrap 'exit 0' TERM\nwhile :; do sleep 0.05; done\n"
+	fake := "#!/bin/sh\nif [ \"$1\" = hook ]; then echo \"$*\" >> '" + root + "/hooks'; exit 0; fi\n" +
+		"echo $$ > '" + l.RunDir + "/serve.pid'\necho started >> '" + root + "/starts'\ntrap 'exit 0' TERM\nwhile :; do sleep 0.05; done\n"
 	os.MkdirAll(filepath.Dir(l.Binary), 0o755)
 	os.WriteFile(l.Binary, []byte(fake), 0o755)
 	s := l.ServiceScript()
@@ -43,6 +44,10 @@ func TestServiceScript(t *testing.T) {
 	}
 	if out, err := run("status"); err == nil || !strings.Contains(out, "stopped") {
 		t.Errorf("after stop: %q %v", out, err)
+	}
+	// Once the daemon is gone, a last standalone drain of the inbox.
+	if b, _ := os.ReadFile(filepath.Join(root, "hooks")); string(b) != "hook --drain\n" {
+		t.Errorf("stop ran %q, want one `cabinet hook --drain` after the daemon", b)
 	}
 	if out, err := run("bogus"); err == nil || !strings.Contains(out, "usage") {
 		t.Errorf("unknown action: %q", out)

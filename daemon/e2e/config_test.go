@@ -112,7 +112,8 @@ func (r *rig) doctorCheck(name string) doctorResult {
 }
 
 type doctorResult struct {
-	Name   string `json:"name"`
-	Status string `json:"status"`
-	Detail string `json:"detail"`
+	Name   string   `json:"name"`
+	Status string   `json:"status"`
+	Detail string   `json:"detail"`
+	Facts  []string `json:"facts"`
 }

@@ -164,15 +164,27 @@ func (e Entry) Key(bootID string) string {
 	return "inbox-" + bootID + "-" + e.Name
 }
 
+// Resolution is /proc/uptime's: a record's stamp is the hundredth it was
+// written in.
+const Resolution = 10 * time.Millisecond
+
 // Event turns the record into the tracker's event, as `cabinet hook` would
-// have, read at now: its boot clock is the wrapper's, plus order
-// microseconds so that records stamped in the same hundredth keep the order
-// they were written in; its wall time is now's, moved back by the boot
-// clock's time since (the file's own time is too coarse, and a record a
-// crashed daemon left is read long after it was written). Files never
-// outlive a boot, so both stamps are of this boot.
-func (e Entry) Event(now tracker.Stamp, order int) (tracker.Event, error) {
-	boot := e.Record.Uptime + time.Duration(order)*time.Microsecond
+// have, read at now, after a record stamped after (0: none). The event
+// happened within its hundredth and before it was read, so its boot stamp
+// is the read, or the hundredth's end when the read came later (a record a
+// crashed daemon left); and it comes after the previous record's, a
+// microsecond on when they meet, so records keep the order their files
+// were closed in — the order a screensaver launch's game-selected,
+// screensaver-stop and game-start happened, all within a few ms. Its wall
+// time is now's, moved back by the boot clock's time since (a file's own
+// time is too coarse). Files never outlive a boot (tmpfs), so both stamps
+// are of this boot.
+func (e Entry) Event(now tracker.Stamp, after time.Duration) (tracker.Event, error) {
+	up := e.Record.Uptime
+	boot := min(max(now.Boot, up), up+Resolution-time.Microsecond)
+	if boot <= after {
+		boot = after + time.Microsecond
+	}
 	at := now.At
 	if now.Boot > 0 && boot <= now.Boot {
 		at = now.At.Add(boot - now.Boot)

@@ -95,10 +95,20 @@ func TestPendingInStampOrder(t *testing.T) {
 		t.Errorf("Count = %d, want 4 (three records and the young torn one)", n)
 	}
 	now := tracker.Stamp{At: time.Unix(1e9, 0), Boot: 30 * time.Second, BootID: "boot-id-123"}
-	ev, err := ok[1].Event(now, 2)
-	if err != nil || ev.Kind != tracker.KindSleep || ev.Boot != 10*time.Second+2*time.Microsecond || ev.BootID != "boot-id-123" ||
-		!ev.At.Equal(now.At.Add(-20*time.Second+2*time.Microsecond)) {
-		t.Errorf("Event = %+v, %v; want it 20 s before now on both clocks", ev, err)
+	// Read long after it was written: the end of its hundredth.
+	ev, err := ok[1].Event(now, 0)
+	end := 10*time.Second + Resolution - time.Microsecond
+	if err != nil || ev.Kind != tracker.KindSleep || ev.Boot != end || ev.BootID != "boot-id-123" || !ev.At.Equal(now.At.Add(end-now.Boot)) {
+		t.Errorf("Event = %+v, %v; want it at the end of its hundredth on both clocks", ev, err)
+	}
+	// Read at once: the read's moment; after an earlier record of the same
+	// hundredth: just after it.
+	soon := tracker.Stamp{At: now.At, Boot: 10*time.Second + 3*time.Millisecond, BootID: "b"}
+	if ev, _ := ok[1].Event(soon, 0); ev.Boot != soon.Boot {
+		t.Errorf("read at once: boot %v, want the read's %v", ev.Boot, soon.Boot)
+	}
+	if ev, _ := ok[1].Event(soon, soon.Boot+time.Millisecond); ev.Boot != soon.Boot+time.Millisecond+time.Microsecond {
+		t.Errorf("after a later-read record: boot %v, want a microsecond after it", ev.Boot)
 	}
 	if k := ok[0].Key("0123456789abcdef"); k != "inbox-01234567-10.00-3" {
 		t.Errorf("Key = %q", k)

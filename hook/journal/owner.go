@@ -114,22 +114,18 @@ func (o *Owner) Apply(r Rules, publish bool, evs ...Keyed) (Result, error) {
 	return res, nil
 }
 
-// inboxEvents turns the inbox's records into keyed events read at now,
-// keeping the order of records stamped in the same hundredth. Records the binary would have ignored are taken too: they
+// inboxEvents turns the inbox's records into keyed events read at now, in
+// their order. Records the binary would have ignored are taken too: they
 // are done with.
 func inboxEvents(entries []inbox.Entry, now tracker.Stamp) (items []Keyed, taken []inbox.Entry) {
-	order, last := 0, time.Duration(-1)
+	var last time.Duration
 	for _, e := range entries {
-		if e.Record.Uptime == last {
-			order++
-		} else {
-			order, last = 0, e.Record.Uptime
-		}
 		taken = append(taken, e)
-		ev, err := e.Event(now, order)
+		ev, err := e.Event(now, last)
 		if err != nil || ev.Validate() != nil {
 			continue
 		}
+		last = ev.Boot
 		items = append(items, Keyed{Key: e.Key(now.BootID), Event: ev})
 	}
 	return items, taken
