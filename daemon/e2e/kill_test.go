@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -30,7 +31,7 @@ func TestKill9WhileEventsFlow(t *testing.T) {
 		if testing.Short() {
 			kills = 5 // the inner loop's smoke run
 		}
-		cycleWhileEventsFlow(t, kind, kills, (*daemonProc).kill9)
+		cycleWhileEventsFlow(t, kind, kills, (*daemonProc).kill9, flowOptions{})
 	})
 }
 
@@ -48,7 +49,7 @@ func TestRestartWhileEventsFlow(t *testing.T) {
 			if code := d.term(); code != 0 {
 				d.t.Errorf("exit code %d after SIGTERM, want 0", code)
 			}
-		})
+		}, flowOptions{})
 	})
 }
 
@@ -57,10 +58,10 @@ func TestRestartWhileEventsFlow(t *testing.T) {
 // nothing logged is lost, the broker says offline then online each time,
 // and everything is drained at the end. Between the stop and the restart a
 // hook that records a game on its own rightly says online again.
-func cycleWhileEventsFlow(t *testing.T, kind cabinettest.Kind, n int, stop func(*daemonProc)) {
+func cycleWhileEventsFlow(t *testing.T, kind cabinettest.Kind, n int, stop func(*daemonProc), opts flowOptions) {
 	r := newRig(t, startBroker(t, kind))
 	d := r.startOnline()
-	flow := startFlow(r)
+	flow := startFlow(r, opts)
 
 	for i := 0; i < n; i++ {
 		before, err := r.daemonStatus()
@@ -94,6 +95,7 @@ func cycleWhileEventsFlow(t *testing.T, kind cabinettest.Kind, n int, stop func(
 			t.Fatalf("stop %d: %d sessions in the history before, %d after the restart", i, before.Sessions, after.Sessions)
 		}
 	}
+	flow.waitEvents(opts.minEvents)
 	played := flow.stop()
 	t.Logf("%s: %d stops, %d sessions played by %d hooks meanwhile; hook wall time %s", kind, n, len(played), 2*len(played), spread(flow.took))
 
@@ -129,14 +131,18 @@ func cycleWhileEventsFlow(t *testing.T, kind cabinettest.Kind, n int, stop func(
 		}
 	}
 	// Neither cut short nor stretched by a stop in the middle.
+	slack := time.Millisecond + opts.slack
 	for _, s := range history {
 		b, ok := flow.bounds[s.Game]
-		if ok && (s.Duration < b[0]-time.Millisecond || s.Duration > b[1]+time.Millisecond) {
+		if ok && (s.Duration < b[0]-slack || s.Duration > b[1]+slack) {
 			t.Errorf("session %q lasted %v in the history; its hooks put it between %v and %v", s.Game, s.Duration, b[0], b[1])
 		}
 	}
 	if len(history) != len(played) {
 		t.Errorf("history holds %d sessions, %d were played", len(history), len(played))
+	}
+	if opts.inOrder {
+		checkPublishedInOrder(t, r, played)
 	}
 	if stats.QueueDepth != 0 || stats.Undelivered != 0 || stats.Dropped != 0 {
 		t.Errorf("outbox after the final stop: %+v, want nothing queued, undelivered or dropped", stats)
@@ -162,10 +168,23 @@ func spread(ds []time.Duration) string {
 		s[(len(s)*95+99)/100-1].Round(100*time.Microsecond), s[len(s)-1].Round(100*time.Microsecond))
 }
 
+// flowOptions vary the flow: through the installed wrappers (the inbox
+// while the daemon is up) rather than the binary, paced, for at least so
+// many events, checked for order too. slack widens the bounds of a
+// session's length: a wrapper's stamp is /proc/uptime's hundredth.
+type flowOptions struct {
+	wrappers  bool
+	pace      time.Duration
+	minEvents int
+	slack     time.Duration
+	inOrder   bool
+}
+
 // flow fires game sessions through `cabinet hook` (game-start, game-end),
 // one after the other, until stopped: the events that flow while the
 // daemon is killed and restarted.
 type flow struct {
+	opts    flowOptions
 	r       *rig
 	quit    chan struct{}
 	done    chan struct{}
@@ -177,8 +196,8 @@ type flow struct {
 	spawned chan struct{} // closed and replaced at every spawn
 }
 
-func startFlow(r *rig) *flow {
-	f := &flow{r: r, quit: make(chan struct{}), done: make(chan struct{}), spawned: make(chan struct{}), bounds: map[string][2]time.Duration{}}
+func startFlow(r *rig, opts flowOptions) *flow {
+	f := &flow{opts: opts, r: r, quit: make(chan struct{}), done: make(chan struct{}), spawned: make(chan struct{}), bounds: map[string][2]time.Duration{}}
 	go f.run()
 	return f
 }
@@ -215,7 +234,15 @@ func (f *flow) run() {
 // hook runs one hook, which must exit 0 whatever the daemon does, and
 // returns when it was spawned and when it had exited.
 func (f *flow) hook(args ...string) (spawned, exited time.Time, err error) {
+	if f.opts.pace > 0 {
+		<-time.After(f.opts.pace) // the events' rate, not a synchronisation
+	}
 	cmd := exec.Command(cabinetBin, append([]string{"hook"}, args...)...)
+	if f.opts.wrappers {
+		// As ES runs it: the installed wrapper, with ES's arguments.
+		script := f.r.cab.Path(filepath.Join("/userdata/system/configs/emulationstation/scripts", args[0], "cabinet"))
+		cmd = exec.Command("/bin/sh", append([]string{script}, args[1:]...)...)
+	}
 	cmd.Env = append(os.Environ(), f.r.env()...)
 	spawned = time.Now()
 	if err := cmd.Start(); err != nil {
@@ -241,6 +268,23 @@ func (f *flow) hook(args ...string) (spawned, exited time.Time, err error) {
 	case <-time.After(20 * time.Second):
 		cmd.Process.Kill()
 		return spawned, time.Now(), fmt.Errorf("cabinet hook %q hung", args)
+	}
+}
+
+// waitEvents returns once at least n hooks were spawned in all.
+func (f *flow) waitEvents(n int) {
+	for f.spawns.Load() < int64(n) {
+		f.mu.Lock()
+		ch := f.spawned
+		f.mu.Unlock()
+		if f.spawns.Load() >= int64(n) {
+			return
+		}
+		select {
+		case <-ch:
+		case <-f.done:
+			return
+		}
 	}
 }
 

@@ -1,0 +1,192 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
+	"github.com/batocera-cabinet/cabinet/simulator/realmosquitto"
+)
+
+// BenchmarkWrappers prints one table: what an ES event costs ES, and the
+// configgen script Batocera's launcher, with the daemon up (the hand-over
+// into its inbox, in sh) and down (the binary), against what a process
+// costs at all — `sh -c true`, a static Go program that only exits, and
+// `cabinet version` — and the event's way to a subscriber. Every row's
+// runs are interleaved with the others' (round robin), so all meet the
+// same load; 500 runs each (CABINET_E2E_BENCH_RUNS). Targets (printed, not
+// asserted): wrapper and configgen script with the daemon up median <= sh
+// median + 1.5 ms and p95 <= sh p95 + 3 ms; event -> retained state p95 <=
+// 10 ms; the standalone path no slower than today's wrapper (exec only).
+//
+//	go test -run '^$' -bench Wrappers -benchtime 1x ./daemon/e2e/
+func BenchmarkWrappers(b *testing.B) {
+	runs := benchRuns
+	if v, err := strconv.Atoi(os.Getenv("CABINET_E2E_BENCH_RUNS")); err == nil && v > 0 {
+		runs = v
+	}
+	if raceEnabled {
+		b.Log("under -race the daemon is race-built: its figures are not the shipped binary's")
+	}
+	exitOnly := buildExitOnly(b)
+	var out strings.Builder
+	kinds := []cabinettest.Kind{cabinettest.Embedded}
+	if realmosquitto.Available() == nil {
+		kinds = append(kinds, cabinettest.Mosquitto)
+	}
+	for _, kind := range kinds {
+		tb := startBroker(b, kind)
+		tb.subscribe = true
+		r := newRig(b, tb, "cabinet.log.level=debug")
+		scripts := r.cab.Path("/userdata/system/configs/emulationstation/scripts")
+		ssStop := filepath.Join(scripts, "screensaver-stop", "cabinet")
+		ssStart := filepath.Join(scripts, "screensaver-start", "cabinet")
+		configgen := r.cab.Path("/userdata/system/scripts/cabinet.sh")
+		today := writeTodaysWrapper(b, r)
+		d := r.startOnline()
+		sh := func(script string, args ...string) func() time.Duration {
+			return func() time.Duration { return timeCmd(b, r, "/bin/sh", append([]string{script}, args...)...) }
+		}
+		game := func() func() time.Duration { // gameStart, then gameStop, then…
+			n := 0
+			return func() time.Duration {
+				n++
+				ev := map[bool]string{true: "gameStart", false: "gameStop"}[n%2 == 1]
+				return timeCmd(b, r, "/bin/sh", configgen, ev, "nes", "libretro", "nestopia", "/userdata/roms/nes/a.nes")
+			}
+		}
+		rows := []benchRow{
+			{name: "sh -c true", run: func() time.Duration { return timeCmd(b, r, "/bin/sh", "-c", "true") }},
+			{name: "static Go program, exit only", run: func() time.Duration { return timeCmd(b, r, exitOnly) }},
+			{name: "cabinet version", run: func() time.Duration { return timeCmd(b, r, cabinetBin, "version") }},
+			{name: "screensaver-stop wrapper, daemon up", run: sh(ssStop)},
+			{name: "configgen script, daemon up", run: game()},
+			{name: "event -> retained state, daemon up", run: latency(b, r, ssStart, ssStop)}, // after the stop row
+		}
+		upRows := len(rows)
+		measure(rows, runs)
+		// Wrappers that could not hand over ran the binary, which, through
+		// the daemon's socket, logs (debug) "hook handed to the daemon".
+		fellBack := strings.Count(readFile(filepath.Join(r.state, "cabinet.log")), `"cmd":"hook"`)
+		d.term()
+		// The standalone path: the same scripts with no daemon, against
+		// today's wrapper (the exec line alone).
+		down := []benchRow{
+			{name: "sh -c true", run: func() time.Duration { return timeCmd(b, r, "/bin/sh", "-c", "true") }},
+			{name: "screensaver-stop wrapper, daemon down", run: sh(ssStop)},
+			{name: "  today's wrapper (exec only), daemon down", run: sh(today)},
+			{name: "configgen script, daemon down", run: game()},
+		}
+		measure(down, max(runs/5, 20)) // a binary start each: fewer runs
+		rows = append(rows, down...)
+
+		shUp, shDown := rows[0].stats, rows[upRows].stats
+		fmt.Fprintf(&out, "\n%s broker, %d runs each with the daemon up, %d down (interleaved)\n", kind, runs, max(runs/5, 20))
+		fmt.Fprintf(&out, "  %-44s %9s %9s %9s %9s %s\n", "", "median", "p95", "max", "/sh", "target")
+		for j, row := range rows {
+			base := shUp
+			if j >= upRows {
+				base = shDown
+			}
+			target := ""
+			switch {
+			case strings.Contains(row.name, "daemon up") && !strings.HasPrefix(row.name, "event"):
+				target = verdict(row.stats.median <= base.median+1500*time.Microsecond && row.stats.p95 <= base.p95+3*time.Millisecond,
+					"median <= sh+1.5ms, p95 <= sh p95+3ms")
+			case strings.HasPrefix(row.name, "event"):
+				target = verdict(row.stats.p95 <= 10*time.Millisecond, "p95 <= 10ms")
+			case row.name == "screensaver-stop wrapper, daemon down":
+				target = verdict(row.stats.median <= rows[j+1].stats.median+time.Millisecond, "median <= today's + 1ms")
+			}
+			fmt.Fprintf(&out, "  %-44s %9s %9s %9s %8.2fx %s\n", row.name, ms(row.stats.median), ms(row.stats.p95), ms(row.stats.max),
+				float64(row.stats.median)/float64(base.median), target)
+			b.ReportMetric(ms64(row.stats.median), fmt.Sprintf("%s_%d_median_ms", kind, j))
+		}
+		fmt.Fprintf(&out, "  (daemon up: %d hook log line(s), i.e. wrappers that fell back to the binary and logged)\n", fellBack)
+	}
+	fmt.Print(out.String())
+}
+
+type benchRow struct {
+	name  string
+	run   func() time.Duration
+	stats stats
+}
+
+// measure runs every row runs times, round robin after a few warm-up
+// rounds, and fills in their figures.
+func measure(rows []benchRow, runs int) {
+	times := make([][]time.Duration, len(rows))
+	for i := -5; i < runs; i++ {
+		for j := range rows {
+			d := rows[j].run()
+			if i >= 0 {
+				times[j] = append(times[j], d)
+			}
+		}
+	}
+	for j := range rows {
+		rows[j].stats = spreadOf(times[j])
+	}
+}
+
+// latency times the screensaver-start wrapper spawned until a subscriber
+// has the state it sets. The round's screensaver-stop row turns it off
+// again before the next round.
+func latency(b *testing.B, r *rig, on, _ string) func() time.Duration {
+	return func() time.Duration {
+		from := r.obs.Mark()
+		start := time.Now()
+		timeCmd(b, r, "/bin/sh", on, "dim")
+		m := r.obs.WaitMsg(from, r.topic("screensaver"), "ON", 10*time.Second)
+		return m.At.Sub(start)
+	}
+}
+
+// timeCmd runs a command as ES runs a hook (output discarded) and returns
+// its wall time from spawn to exit.
+func timeCmd(b *testing.B, r *rig, name string, args ...string) time.Duration {
+	b.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(os.Environ(), r.env()...)
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		b.Fatalf("%s %q: %v", name, args, err)
+	}
+	return time.Since(start)
+}
+
+// buildExitOnly builds the smallest static Go program: what any Go binary
+// costs to start, whatever it does.
+func buildExitOnly(b *testing.B) string {
+	b.Helper()
+	dir := b.TempDir()
+	os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module exitonly\n\ngo 1.22\n"), 0o644)
+	bin := filepath.Join(dir, "exitonly")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("build the exit-only program: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// writeTodaysWrapper writes the screensaver-stop wrapper as it was before
+// the hand-over (the exec line alone): the standalone path's baseline.
+func writeTodaysWrapper(b *testing.B, r *rig) string {
+	b.Helper()
+	p := filepath.Join(b.TempDir(), "screensaver-stop-exec-only")
+	script := "#!/bin/sh\nexec " + cabinetBin + " hook screensaver-stop \"$@\" </dev/null >/dev/null\n"
+	if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
