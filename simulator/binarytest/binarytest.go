@@ -13,12 +13,13 @@ import (
 	"strings"
 )
 
-// ClearEnv unsets CABINET_* overrides, keeping CABINET_REQUIRE_PEERS and
-// the test switches (CABINET_E2E_*).
+// ClearEnv unsets CABINET_* overrides, keeping CABINET_REQUIRE_PEERS, the
+// test switches (CABINET_E2E_*) and where the real peers are
+// (CABINET_REAL_*).
 func ClearEnv() {
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "CABINET_") && k != "CABINET_REQUIRE_PEERS" && !strings.HasPrefix(k, "CABINET_E2E_") {
+		if strings.HasPrefix(k, "CABINET_") && k != "CABINET_REQUIRE_PEERS" && !strings.HasPrefix(k, "CABINET_E2E_") && !strings.HasPrefix(k, "CABINET_REAL_") {
 			os.Unsetenv(k)
 		}
 	}
