@@ -256,6 +256,7 @@ func (d *Daemon) shutdown() error {
 	// is taken here, and what a late one writes by the service's drain.
 	os.Remove(d.config().Layout.UpFile())
 	d.inbox.sweep()
+	d.inbox.stop()
 	ev := d.opts.Now().Event(tracker.KindStopped, tracker.SourceES)
 	if _, err := d.eng.apply(journal.NewKeyed(ev)); err != nil {
 		d.log.Error().Err(err).Msg("record stop; the intake and the spool are applied at the next start")

@@ -38,6 +38,7 @@ type inboxReader struct {
 	badLogged bool          // an unreadable file is logged once per daemon
 	flagOn    bool          // the screensaver flag, as the wrappers keep it
 	flagGen   int
+	lingering bool // a screensaver-stop was seen: the flag goes soon
 	flagTimer interface{ Stop() bool }
 	selected  tracker.Event // the latest game-selected or system-selected
 }
@@ -232,18 +233,34 @@ func (r *inboxReader) screensaver(ev tracker.Event) {
 		if r.flagTimer != nil {
 			r.flagTimer.Stop()
 		}
-		r.flagOn = true
+		r.flagOn, r.lingering = true, false
 		os.WriteFile(flag, []byte(fmt.Sprintf("daemon-%d\n", r.flagGen)), 0o644)
 	case ev.Kind == tracker.KindScreensaverStop && r.flagOn:
 		gen := r.flagGen
+		r.lingering = true
 		r.flagTimer = r.d.clock.AfterFunc(flagLinger, func() {
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			if r.flagGen == gen {
-				r.flagOn = false
+				r.flagOn, r.lingering = false, false
 				os.Remove(flag)
 			}
 		})
+	}
+}
+
+// stop ends the flag's linger now when the daemon stops: a flag left
+// behind would let every cursor move start the binary once no daemon runs.
+// A screensaver still on keeps it, for the wrappers' own gate.
+func (r *inboxReader) stop() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.flagTimer != nil {
+		r.flagTimer.Stop()
+	}
+	if r.lingering {
+		r.flagOn, r.lingering = false, false
+		os.Remove(r.d.config().Layout.ScreensaverFlag())
 	}
 }
 

@@ -123,8 +123,26 @@ func TestInboxSelections(t *testing.T) {
 	}
 	r.drop("5-1", up+4*time.Second, "screensaver-stop")
 	r.taken("5-1")
+	if _, err := os.Stat(r.cfg.Layout.ScreensaverFlag()); err != nil {
+		t.Errorf("the screensaver flag went at once, not after its linger: %v", err)
+	}
 	r.clock.Advance(flagLinger)
 	if _, err := os.Stat(r.cfg.Layout.ScreensaverFlag()); !os.IsNotExist(err) {
 		t.Errorf("the screensaver flag outlived its linger: %v", err)
+	}
+}
+
+// A daemon that stops while the flag lingers removes it at once: left
+// behind, it would let every cursor move start the binary.
+func TestStopEndsTheFlagsLinger(t *testing.T) {
+	r := newRig(t, nil, nil)
+	up := time.Hour - 5*time.Second
+	r.drop("1-1", up, "screensaver-start", "random")
+	r.taken("1-1")
+	r.drop("2-1", up+time.Second, "screensaver-stop")
+	r.taken("2-1")
+	r.d.inbox.stop()
+	if _, err := os.Stat(r.cfg.Layout.ScreensaverFlag()); !os.IsNotExist(err) {
+		t.Errorf("the lingering flag outlived the daemon's stop: %v", err)
 	}
 }
