@@ -22,9 +22,8 @@ type Config struct {
 	// BirthTopic is Home Assistant's status topic.
 	MQTT       mqttlink.Options
 	BirthTopic string
-	// ESURL is where the watcher and the name cache reach ES.
-	ESURL string
-	// Tools is what the MCP tools are built from.
+	// Tools is what the MCP tools are built from; the watcher and the name
+	// cache reach ES at the same Tools.ESURL.
 	Tools tools.Settings
 	// HTTP is MCP over HTTP; it applies at the next start.
 	HTTP HTTP
@@ -42,10 +41,10 @@ type HTTP struct {
 	AllowedOrigins []string
 }
 
-// Diagnostics are the sources of the diagnostic entities.
+// Diagnostics are the sources of the diagnostic entities (the Batocera
+// version is the settings').
 type Diagnostics struct {
-	ThermalZones    string // glob of the kernel's temperature files
-	BatoceraVersion string // read by cmd/cabinet from batocera.version
+	ThermalZones string // glob of the kernel's temperature files
 }
 
 // Loaded is one reading of the configuration.
@@ -71,7 +70,7 @@ func diff(old, cur *Config) changes {
 		// The link's topics come from the settings (availability, commands).
 		link:   old.MQTT != cur.MQTT || old.BirthTopic != cur.BirthTopic || old.Rules.Settings != cur.Rules.Settings,
 		tools:  !reflect.DeepEqual(old.Tools, cur.Tools),
-		es:     old.ESURL != cur.ESURL,
+		es:     old.Tools.ESURL != cur.Tools.ESURL,
 		http:   !reflect.DeepEqual(old.HTTP, cur.HTTP),
 		layout: old.Layout != cur.Layout,
 	}

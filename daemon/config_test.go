@@ -10,10 +10,10 @@ import (
 // differ, so a new key in a section needs no hand-kept list.
 func TestDiffDerivesWhatToRebuild(t *testing.T) {
 	base := func() Config {
-		c := Config{Layout: paths.Layout{State: "/s", Run: "/r"}, ESURL: "http://127.0.0.1:1234", LogLevel: "info"}
+		c := Config{Layout: paths.Layout{State: "/s", Run: "/r"}, LogLevel: "info"}
 		c.Rules.Settings.ID = "abc"
 		c.MQTT.Broker = "tcp://ha:1883"
-		c.Tools.ESURL, c.Tools.Paths.StateDir = c.ESURL, "/s"
+		c.Tools.ESURL, c.Tools.Paths.StateDir = "http://127.0.0.1:1234", "/s"
 		c.HTTP.Listen = ":8717"
 		return c
 	}
@@ -33,7 +33,7 @@ func TestDiffDerivesWhatToRebuild(t *testing.T) {
 		// The hand-kept list this replaced missed these two.
 		{"paths root", func(c *Config) { c.Tools.Paths.ThermalZones = "/root/sys/x" }, changes{tools: true}},
 		{"state dir", func(c *Config) { c.Layout.State = "/t"; c.Tools.Paths.StateDir = "/t" }, changes{tools: true, layout: true}},
-		{"es url", func(c *Config) { c.ESURL = "http://127.0.0.1:1"; c.Tools.ESURL = c.ESURL }, changes{es: true, tools: true}},
+		{"es url", func(c *Config) { c.Tools.ESURL = "http://127.0.0.1:1" }, changes{es: true, tools: true}},
 		{"allowed hosts", func(c *Config) { c.HTTP.AllowedHosts = []string{"arcade.lan"} }, changes{http: true}},
 	}
 	for _, tt := range tests {

@@ -149,7 +149,7 @@ func Run(ctx context.Context, opts Options) error {
 	if lg != nil {
 		d.intake = newHookIntake(lg, d.eng, d.clock, d.log)
 	}
-	d.esClient, err = es.New(es.Config{URL: cfg.ESURL})
+	d.esClient, err = es.New(es.Config{URL: cfg.Tools.ESURL})
 	if err != nil {
 		return err
 	}

@@ -42,7 +42,7 @@ func (d *Daemon) recordDiagnostics() {
 func (d *Daemon) readDiagnostics(cfg *Config) haentities.DiagnosticValues {
 	st := d.Status()
 	v := haentities.DiagnosticValues{
-		BatoceraVersion: cfg.Diagnostics.BatoceraVersion,
+		BatoceraVersion: cfg.Rules.Settings.BatoceraVersion,
 		CabinetVersion:  d.opts.Version,
 		OutboxDepth:     st.OutboxDepth,
 		OutboxDropped:   st.OutboxDropped,

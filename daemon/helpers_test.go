@@ -135,10 +135,9 @@ func rigConfig(cab *simulator.Cabinet, broker *mqttbroker.Broker) Config {
 		Rules:       journal.Rules{Settings: settings, Tracker: tracker.DefaultConfig(), Publishing: true},
 		MQTT:        mqttlink.Options{Broker: broker.URL(), ClientID: "cabinet_daemon_test"},
 		BirthTopic:  "homeassistant/status",
-		ESURL:       cab.ESURL(),
 		Tools:       tools.Settings{ESURL: cab.ESURL(), RetroArchAddr: cab.RetroArchAddr(), Paths: p, Name: "Batocera"},
 		HTTP:        HTTP{Listen: "127.0.0.1:0"},
-		Diagnostics: Diagnostics{ThermalZones: cab.Path("/sys/class/thermal/thermal_zone*/temp"), BatoceraVersion: "42"},
+		Diagnostics: Diagnostics{ThermalZones: cab.Path("/sys/class/thermal/thermal_zone*/temp")},
 		LogLevel:    "debug",
 	}
 }

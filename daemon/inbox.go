@@ -12,9 +12,11 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/batocera-cabinet/cabinet/daemon/clock"
 	"github.com/batocera-cabinet/cabinet/hook/inbox"
 	"github.com/batocera-cabinet/cabinet/hook/journal"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
+	"github.com/batocera-cabinet/cabinet/packaging"
 )
 
 // inboxSweep is how often the inbox is listed in case a notification was
@@ -22,9 +24,9 @@ import (
 const inboxSweep = 30 * time.Second
 
 // flagLinger is how long the screensaver flag outlives screensaver-stop,
-// as in the wrappers (packaging.Layout.FlagLingerS): the screensaver's own
-// game-selected races its stop.
-const flagLinger = 5 * time.Second
+// the installed wrappers' linger: the screensaver's own game-selected
+// races its stop.
+const flagLinger = packaging.DefaultFlagLingerS * time.Second
 
 // inboxReader takes the wrappers' records: each file is read when it is
 // closed, its event persisted like a hook's (the intake log, fsynced), and
@@ -34,12 +36,12 @@ type inboxReader struct {
 	dir inbox.Dir
 
 	mu        sync.Mutex
-	last      time.Duration // the boot stamp of the last record taken
-	badLogged bool          // an unreadable file is logged once per daemon
-	flagOn    bool          // the screensaver flag, as the wrappers keep it
+	seq       inbox.Sequence // stamps records in the order they are taken
+	badLogged bool           // an unreadable file is logged once per daemon
+	flagOn    bool           // the screensaver flag, as the wrappers keep it
 	flagGen   int
 	lingering bool // a screensaver-stop was seen: the flag goes soon
-	flagTimer interface{ Stop() bool }
+	flagTimer clock.Timer
 	selected  tracker.Event // the latest game-selected or system-selected
 }
 
@@ -177,13 +179,7 @@ func (r *inboxReader) logBad(errs ...error) {
 func (r *inboxReader) persist(e inbox.Entry) {
 	st := r.d.opts.Now()
 	r.mu.Lock()
-	ev, err := e.Event(st, r.last)
-	if err == nil {
-		err = ev.Validate()
-	}
-	if err == nil {
-		r.last = ev.Boot
-	}
+	ev, err := r.seq.Event(e, st)
 	r.mu.Unlock()
 	if err != nil {
 		// A record the binary would have ignored too (an event the tracker

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -87,20 +88,21 @@ func TestWatcherFirstPollRunning(t *testing.T) {
 }
 
 // A part that panics or fails is restarted after a backoff that doubles:
-// 1 s, then 2 s. The fake clock shows the backoff without waiting for it.
+// 1 s, then 2 s. The fake clock shows the backoff without waiting for it:
+// each run notes the clock's time, which moves only when the test moves it.
 func TestSuperviseRestartsFailedParts(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	clk := clock.NewFake(time.Time{})
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clk := clock.NewFake(start)
 	var mu sync.Mutex
-	runs := 0
-	count := func() int { mu.Lock(); defer mu.Unlock(); return runs }
+	var runs []time.Duration // when each run began, since start
 	done := make(chan struct{})
 	go func() {
 		supervise(ctx, clk, zerolog.Nop(), []part{{"flaky", func(ctx context.Context) error {
 			mu.Lock()
-			runs++
-			n := runs
+			runs = append(runs, clk.Since(start))
+			n := len(runs)
 			mu.Unlock()
 			if n == 1 {
 				panic("boom")
@@ -116,23 +118,22 @@ func TestSuperviseRestartsFailedParts(t *testing.T) {
 	}()
 	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
 	defer wcancel()
-	for i, backoff := range []time.Duration{time.Second, 2 * time.Second} {
+	for i := range 2 {
 		if err := clk.BlockUntil(wctx, 1); err != nil {
 			t.Fatalf("restart %d: the supervisor never waited: %v", i+1, err)
 		}
-		clk.Advance(backoff - time.Millisecond)
-		if got := count(); got != i+1 {
-			t.Fatalf("restarted before its %v backoff: runs = %d", backoff, got)
-		}
-		clk.Advance(time.Millisecond)
+		clk.AdvanceToNext()
 	}
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("supervise did not restart the part")
 	}
-	if runs != 3 {
-		t.Errorf("runs = %d, want 3 (panic, error, then fine)", runs)
+	if len(runs) != 3 {
+		t.Errorf("runs = %d, want 3 (panic, error, then fine)", len(runs))
+	}
+	if want := []time.Duration{0, time.Second, 3 * time.Second}; !slices.Equal(runs, want) {
+		t.Errorf("runs began at %v, want %v (backoffs of 1 s, then 2 s)", runs, want)
 	}
 }
 

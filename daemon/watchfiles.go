@@ -157,7 +157,7 @@ func (d *Daemon) reload(ctx context.Context) {
 		d.restartMQTT(ctx)
 	}
 	if ch.es {
-		d.swapES(cfg.ESURL)
+		d.swapES(cfg.Tools.ESURL)
 	}
 	if ch.tools {
 		if err := d.buildMCP(cfg); err != nil {

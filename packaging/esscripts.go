@@ -27,6 +27,11 @@ type Layout struct {
 	ServiceName string // cabinet (letters, digits, underscores only)
 }
 
+// DefaultFlagLingerS is how many seconds the screensaver flag outlives
+// screensaver-stop on a cabinet (the daemon keeps the flag to the same
+// rule while it takes the events).
+const DefaultFlagLingerS = 5
+
 // DefaultLayout is the layout on a Batocera cabinet.
 func DefaultLayout() Layout {
 	return Layout{
@@ -34,7 +39,7 @@ func DefaultLayout() Layout {
 		ESScripts:   "/userdata/system/configs/emulationstation/scripts",
 		UserScripts: "/userdata/system/scripts",
 		RunDir:      "/var/run/cabinet",
-		FlagLingerS: 5,
+		FlagLingerS: DefaultFlagLingerS,
 		ServicesDir: "/userdata/system/services",
 		ServiceName: "cabinet",
 	}

@@ -103,10 +103,9 @@ func daemonConfig(l *config.Loaded, version string) (daemon.Loaded, error) {
 		Layout:      cfg.Layout(),
 		Rules:       journalRules(cfg, settings),
 		BirthTopic:  cfg.MQTT.HAStatusTopic,
-		ESURL:       cfg.ESURL,
 		Tools:       toolsSettings(cfg),
 		HTTP:        daemon.HTTP{Listen: cfg.MCP.Listen, AllowedHosts: cfg.MCP.AllowedHosts, AllowedOrigins: cfg.MCP.AllowedOrigins},
-		Diagnostics: daemon.Diagnostics{ThermalZones: cfg.Path(thermalZones), BatoceraVersion: settings.BatoceraVersion},
+		Diagnostics: daemon.Diagnostics{ThermalZones: cfg.Path(thermalZones)},
 		LogLevel:    cfg.LogLevel,
 		Secrets:     cfg.Secrets(),
 	}

@@ -114,9 +114,6 @@ func New(cfg Config) (*Client, error) {
 // BaseURL is the URL the client calls, after the localhost rewrite.
 func (c *Client) BaseURL() string { return c.base }
 
-// CloseIdleConnections closes kept-alive connections to ES.
-func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
-
 func baseURL(raw string) (string, error) {
 	u, err := url.Parse(raw)
 	if err != nil {

@@ -46,7 +46,6 @@ func newFake(t *testing.T, lib *library.Library, cfg Config) *fake {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(c.CloseIdleConnections)
 	return &fake{srv: srv, ln: ln, c: c}
 }
 

@@ -50,8 +50,8 @@ func (d Dir) Read(name string) (Entry, error) {
 	if err := d.check(); err != nil {
 		return Entry{}, err
 	}
-	if name == "" || len(name) > maxName || strings.ContainsAny(name, "/\x00") || strings.HasPrefix(name, ".") {
-		return Entry{}, fmt.Errorf("inbox: bad file name %q", clip(name))
+	if err := checkName(name); err != nil {
+		return Entry{}, err
 	}
 	f, err := os.Open(filepath.Join(d.Path, name))
 	if err != nil {
@@ -115,13 +115,22 @@ func (d Dir) Pending() (ok []Entry, bad []error, err error) {
 	return ok, bad, nil
 }
 
+// checkName refuses a name that is no file of this folder (a path, a
+// hidden temp file) or too long to be a wrapper's.
+func checkName(name string) error {
+	if name == "" || len(name) > maxName || strings.ContainsAny(name, "/\x00") || strings.HasPrefix(name, ".") {
+		return fmt.Errorf("inbox: bad file name %q", clip(name))
+	}
+	return nil
+}
+
 // Remove deletes a file once its event is persisted elsewhere.
 func (d Dir) Remove(name string) error {
 	if err := d.check(); err != nil {
 		return err
 	}
-	if name == "" || strings.ContainsAny(name, "/\x00") {
-		return fmt.Errorf("inbox: bad file name %q", clip(name))
+	if err := checkName(name); err != nil {
+		return err
 	}
 	err := os.Remove(filepath.Join(d.Path, name))
 	if errors.Is(err, os.ErrNotExist) {
@@ -168,7 +177,7 @@ func (e Entry) Key(bootID string) string {
 // written in.
 const Resolution = 10 * time.Millisecond
 
-// Event turns the record into the tracker's event, as `cabinet hook` would
+// event turns the record into the tracker's event, as `cabinet hook` would
 // have, read at now, after a record stamped after (0: none). The event
 // happened within its hundredth and before it was read, so its boot stamp
 // is the read, or the hundredth's end when the read came later (a record a
@@ -179,7 +188,7 @@ const Resolution = 10 * time.Millisecond
 // time is now's, moved back by the boot clock's time since (a file's own
 // time is too coarse). Files never outlive a boot (tmpfs), so both stamps
 // are of this boot.
-func (e Entry) Event(now tracker.Stamp, after time.Duration) (tracker.Event, error) {
+func (e Entry) event(now tracker.Stamp, after time.Duration) (tracker.Event, error) {
 	up := e.Record.Uptime
 	boot := min(max(now.Boot, up), up+Resolution-time.Microsecond)
 	if boot <= after {
@@ -190,4 +199,24 @@ func (e Entry) Event(now tracker.Stamp, after time.Duration) (tracker.Event, err
 		at = now.At.Add(boot - now.Boot)
 	}
 	return argv.Parse(e.Record.Argv, tracker.Stamp{At: at, Boot: boot, BootID: now.BootID})
+}
+
+// Sequence stamps records in the order they are taken (see Entry.event):
+// whoever takes them — the daemon as files are closed, a hook running alone
+// after a crash — keeps one, so their events keep that order.
+type Sequence struct{ last time.Duration }
+
+// Event is e's event read at now, after every record the sequence stamped
+// before it. A record the binary would have ignored or refused is an error
+// and leaves the sequence as it was.
+func (s *Sequence) Event(e Entry, now tracker.Stamp) (tracker.Event, error) {
+	ev, err := e.event(now, s.last)
+	if err == nil {
+		err = ev.Validate()
+	}
+	if err != nil {
+		return tracker.Event{}, err
+	}
+	s.last = ev.Boot
+	return ev, nil
 }

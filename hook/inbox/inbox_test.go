@@ -96,7 +96,7 @@ func TestPendingInStampOrder(t *testing.T) {
 	}
 	now := tracker.Stamp{At: time.Unix(1e9, 0), Boot: 30 * time.Second, BootID: "boot-id-123"}
 	// Read long after it was written: the end of its hundredth.
-	ev, err := ok[1].Event(now, 0)
+	ev, err := ok[1].event(now, 0)
 	end := 10*time.Second + Resolution - time.Microsecond
 	if err != nil || ev.Kind != tracker.KindSleep || ev.Boot != end || ev.BootID != "boot-id-123" || !ev.At.Equal(now.At.Add(end-now.Boot)) {
 		t.Errorf("Event = %+v, %v; want it at the end of its hundredth on both clocks", ev, err)
@@ -104,11 +104,21 @@ func TestPendingInStampOrder(t *testing.T) {
 	// Read at once: the read's moment; after an earlier record of the same
 	// hundredth: just after it.
 	soon := tracker.Stamp{At: now.At, Boot: 10*time.Second + 3*time.Millisecond, BootID: "b"}
-	if ev, _ := ok[1].Event(soon, 0); ev.Boot != soon.Boot {
+	if ev, _ := ok[1].event(soon, 0); ev.Boot != soon.Boot {
 		t.Errorf("read at once: boot %v, want the read's %v", ev.Boot, soon.Boot)
 	}
-	if ev, _ := ok[1].Event(soon, soon.Boot+time.Millisecond); ev.Boot != soon.Boot+time.Millisecond+time.Microsecond {
+	if ev, _ := ok[1].event(soon, soon.Boot+time.Millisecond); ev.Boot != soon.Boot+time.Millisecond+time.Microsecond {
 		t.Errorf("after a later-read record: boot %v, want a microsecond after it", ev.Boot)
+	}
+	// A sequence keeps records read at the same moment in their order.
+	var seq Sequence
+	a, _ := seq.Event(ok[0], now)
+	b, _ := seq.Event(ok[1], now)
+	if !(a.Boot < b.Boot) {
+		t.Errorf("sequence: %v then %v, want increasing", a.Boot, b.Boot)
+	}
+	if _, err := seq.Event(Entry{Name: "x", Record: Record{Uptime: time.Second, Argv: []string{"explode"}}}, now); err == nil {
+		t.Error("sequence stamped an event the binary would refuse")
 	}
 	if k := ok[0].Key("0123456789abcdef"); k != "inbox-01234567-10.00-3" {
 		t.Errorf("Key = %q", k)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/rs/zerolog"
 
@@ -72,8 +71,7 @@ func (o *Owner) Apply(r Rules, publish bool, evs ...Keyed) (Result, error) {
 		if len(bad) > 0 {
 			o.Log.Warn().Errs("files", bad).Msg("inbox files ignored")
 		}
-		items, used := inboxEvents(entries, now)
-		all, taken = append(all, items...), used
+		all, taken = append(all, inboxEvents(entries, now)...), entries
 	}
 	spooled, err := o.Spool.Read()
 	if err != nil {
@@ -115,20 +113,17 @@ func (o *Owner) Apply(r Rules, publish bool, evs ...Keyed) (Result, error) {
 }
 
 // inboxEvents turns the inbox's records into keyed events read at now, in
-// their order. Records the binary would have ignored are taken too: they
-// are done with.
-func inboxEvents(entries []inbox.Entry, now tracker.Stamp) (items []Keyed, taken []inbox.Entry) {
-	var last time.Duration
+// their order. Records the binary would have ignored yield none; their
+// files go with the rest: they are done with.
+func inboxEvents(entries []inbox.Entry, now tracker.Stamp) []Keyed {
+	var seq inbox.Sequence
+	var items []Keyed
 	for _, e := range entries {
-		taken = append(taken, e)
-		ev, err := e.Event(now, last)
-		if err != nil || ev.Validate() != nil {
-			continue
+		if ev, err := seq.Event(e, now); err == nil {
+			items = append(items, Keyed{Key: e.Key(now.BootID), Event: ev})
 		}
-		last = ev.Boot
-		items = append(items, Keyed{Key: e.Key(now.BootID), Event: ev})
 	}
-	return items, taken
+	return items
 }
 
 // Publisher delivers messages to the broker in order and says how many of

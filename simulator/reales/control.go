@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 )
 
 // requestTimeout bounds one API request.
@@ -120,8 +122,7 @@ func (e *ES) WaitEnded(d time.Duration) {
 
 func (e *ES) waitEmulator(what string, n int, d time.Duration) {
 	e.t.Helper()
-	deadline := time.Now().Add(d)
-	for {
+	cabinettest.WaitFor(e.t, d, fmt.Sprintf("the emulator's launch %d to be %s", n, what), nil, func() (bool, string) {
 		b, _ := os.ReadFile(e.l.emuLog)
 		got := 0
 		for _, l := range strings.Split(string(b), "\n") {
@@ -129,14 +130,8 @@ func (e *ES) waitEmulator(what string, n int, d time.Duration) {
 				got++
 			}
 		}
-		if got >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("reales: waited %v for the emulator's launch %d to be %s (emulator log:\n%s)\n%s", d, n, what, b, e.LogTail())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return got >= n, fmt.Sprintf("emulator log:\n%s\n%s", b, e.LogTail())
+	})
 }
 
 // Quit asks ES to quit (GET /quit: quitES(QuitMode::QUIT) pushes SDL_QUIT;

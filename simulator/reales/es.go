@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 )
 
 // Addr is where ES's web API listens: fixed (es-app HttpServerThread,
@@ -132,33 +134,37 @@ func (e *ES) env() []string {
 	), e.opts.Env...)
 }
 
-// waitAPI polls GET /caps until it answers 200, ES exits, or d passes.
+// waitAPI polls GET /caps (ES has no other signal) until it answers 200,
+// ES exits, or d passes.
 func (e *ES) waitAPI(d time.Duration) error {
-	deadline := time.Now().Add(d)
-	for {
+	var last error
+	ok, _ := cabinettest.Eventually(d, func() <-chan struct{} { return e.exited }, func() (bool, string) {
+		if !e.Running() {
+			return true, ""
+		}
 		ctx, cancel := e.ctx(time.Second)
+		defer cancel()
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, URL+"/caps", nil)
 		if err != nil {
-			cancel()
-			return err
+			last = err
+			return false, ""
 		}
 		resp, err := client.Do(req)
-		cancel()
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
+		if err != nil {
+			last = err
+			return false, ""
 		}
-		select {
-		case <-e.exited:
-			return fmt.Errorf("EmulationStation exited before its API answered")
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("EmulationStation's API did not answer GET /caps within %v (last: %v)", d, err)
-		}
+		resp.Body.Close()
+		last = fmt.Errorf("GET /caps: %s", resp.Status)
+		return resp.StatusCode == http.StatusOK, ""
+	})
+	switch {
+	case !e.Running():
+		return fmt.Errorf("EmulationStation exited before its API answered")
+	case !ok:
+		return fmt.Errorf("EmulationStation's API did not answer GET /caps within %v (last: %v)", d, last)
 	}
+	return nil
 }
 
 // Running says whether ES (xvfb-run) still runs.
@@ -200,10 +206,7 @@ func (e *ES) Stop() {
 		// on SIGTERM, not on SIGKILL), then SIGKILL. xvfb-run, the group's
 		// leader, is not reaped yet, so the group id is still this ES's.
 		syscall.Kill(-pgid, syscall.SIGTERM)
-		deadline := time.Now().Add(5 * time.Second)
-		for len(groupMembers(pgid, "")) > 0 && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
+		cabinettest.Eventually(5*time.Second, nil, func() (bool, string) { return len(groupMembers(pgid, "")) == 0, "" })
 		syscall.Kill(-pgid, syscall.SIGKILL)
 		select {
 		case <-e.exited:
@@ -227,16 +230,17 @@ func (e *ES) Stop() {
 
 // waitPortFree waits until nothing answers on Addr any more.
 func (e *ES) waitPortFree(d time.Duration) {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
+	free, _ := cabinettest.Eventually(d, nil, func() (bool, string) {
 		c, err := net.DialTimeout("tcp", Addr, 200*time.Millisecond)
 		if err != nil {
-			return
+			return true, ""
 		}
 		c.Close()
-		time.Sleep(20 * time.Millisecond)
+		return false, ""
+	})
+	if !free {
+		e.t.Errorf("reales: %s still answers after ES was stopped", Addr)
 	}
-	e.t.Errorf("reales: %s still answers after ES was stopped", Addr)
 }
 
 // StubCalls are the stub runs recorded so far ("shutdown -r now", …).

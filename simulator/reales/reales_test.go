@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 )
 
 // recordTB keeps what Stop reports instead of failing the test, so the
@@ -124,15 +126,8 @@ func hasSuffixLine(lines []string, suffix string) bool {
 // detached from ES: nothing signals them).
 func waitLines(t *testing.T, p string, ok func(string) bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	cabinettest.WaitFor(t, 20*time.Second, "lines in "+p, nil, func() (bool, string) {
 		b, _ := os.ReadFile(p)
-		if ok(string(b)) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waited 20s on %s; it holds:\n%s", p, b)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return ok(string(b)), "it holds:\n" + string(b)
+	})
 }
