@@ -52,6 +52,10 @@ func TestHABirth(t *testing.T) {
 		r := newRig(t, startBroker(t, kind))
 		r.startOnline()
 		r.eveningStates()
+		// Everything recorded has reached the broker (the diagnostics
+		// recorded at connect may still be on their way), so the clearing
+		// below races no delivery.
+		r.waitStatus("outbox empty", func(s daemon.Status) bool { return s.MQTTConnected && s.OutboxDepth == 0 })
 		before := r.cabinetRetained()
 
 		r.broker.Clear(t, slices.Collect(maps.Keys(before)))
