@@ -281,3 +281,33 @@ func release(f *os.File) {
 	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 	f.Close()
 }
+
+// ReadSchema reports the schema version of the store file at path without
+// changing it (0 when there is no store yet): the installer compares it with
+// SchemaVersion before it swaps binaries. The store must not be in use: it
+// waits at most a second for bbolt's lock.
+func ReadSchema(path string) (v uint64, err error) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v", ErrCorrupt, r)
+		}
+	}()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, ReadOnly: true})
+	if errors.Is(err, bolterrors.ErrTimeout) {
+		return 0, fmt.Errorf("read the store's schema: %w (stop cabinet serve first)", ErrLocked)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read the store's schema: %w", err)
+	}
+	defer db.Close()
+	err = db.View(func(tx *bolt.Tx) error {
+		if meta := tx.Bucket(bMeta); meta != nil {
+			v = getUint(meta, kSchema)
+		}
+		return nil
+	})
+	return v, err
+}

@@ -168,3 +168,31 @@ func lookupKey(ks []key, name string) (key, bool) {
 }
 
 func (k key) String() string { return fmt.Sprintf("%s (default %q)", k.name, k.def) }
+
+// CheckValue says whether value is valid for a known cabinet.* key, in
+// the words Load would use.
+func CheckValue(name, value string) error {
+	k, ok := lookupKey(keys(), name)
+	if !ok {
+		return fmt.Errorf("%s", unknownKey(keys(), name, "this command"))
+	}
+	if !k.check(value) {
+		if k.kind == kSecret {
+			return fmt.Errorf("%s: want %s", name, k.expect)
+		}
+		return fmt.Errorf("%s = %q: want %s", name, clip(value), k.expect)
+	}
+	return nil
+}
+
+// SecretFileKey is the `…_file` key that fills the secret key name
+// (cabinet.mqtt.password → cabinet.mqtt.password_file); ok is false when
+// name is not a secret.
+func SecretFileKey(name string) (fileKey string, ok bool) {
+	for _, k := range keys() {
+		if k.fileOf == name {
+			return k.name, true
+		}
+	}
+	return "", false
+}
