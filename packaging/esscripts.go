@@ -25,6 +25,11 @@ type Layout struct {
 	FlagLingerS int    // seconds the screensaver flag outlives screensaver-stop
 	ServicesDir string // /userdata/system/services
 	ServiceName string // cabinet (letters, digits, underscores only)
+	// CloseRetroArchPort makes the service keep RetroArch's command port
+	// (RetroArchPort) to loopback at every start (install
+	// --close-retroarch-port).
+	CloseRetroArchPort bool
+	RetroArchPort      int
 }
 
 // DefaultFlagLingerS is how many seconds the screensaver flag outlives

@@ -26,9 +26,7 @@ func install(t *testing.T) (Layout, string) {
 	if err := os.MkdirAll(filepath.Dir(l.Binary), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(l.Binary, []byte(fake), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	writeExecutable(t, l.Binary, fake)
 	for _, s := range l.ESScriptFiles() {
 		if err := os.MkdirAll(filepath.Dir(s.Path), 0o755); err != nil {
 			t.Fatal(err)
@@ -157,5 +155,19 @@ func TestShQuote(t *testing.T) {
 		if got := shQuote(in); got != want {
 			t.Errorf("shQuote(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// writeExecutable writes a program the test then executes. A child process
+// writes it, not this one: a file this (multi-threaded) test process held
+// open for writing could be inherited by a sibling test's fork in the
+// moment before that child's exec, and executing it then fails with "text
+// file busy".
+func writeExecutable(t *testing.T, path, content string) {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", `cat > "$1" && chmod 0755 "$1"`, "sh", path)
+	cmd.Stdin = strings.NewReader(content)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("write %s: %v: %s", path, err, out)
 	}
 }

@@ -49,9 +49,7 @@ func newHandover(t *testing.T, sh []string) handover {
 	l, _ := install(t)
 	h := handover{l: l, rec: filepath.Join(filepath.Dir(l.RunDir), "argv.bin"), box: filepath.Join(l.RunDir, "inbox")}
 	fake := "#!/bin/sh\nshift\nprintf '%s\\0' \"$@\" > '" + h.rec + "'\n" // drop "hook"
-	if err := os.WriteFile(l.Binary, []byte(fake), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	writeExecutable(t, l.Binary, fake)
 	if err := os.MkdirAll(h.box, 0o755); err != nil {
 		t.Fatal(err)
 	}

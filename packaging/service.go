@@ -3,6 +3,7 @@ package packaging
 import (
 	"fmt"
 	"path"
+	"strings"
 
 	"github.com/batocera-cabinet/cabinet/hook/paths"
 )
@@ -15,6 +16,14 @@ import (
 // the daemon if it ever exits without being asked to.
 func (l Layout) ServiceScript() Script {
 	run := l.RunDir
+	firewall := ""
+	if l.CloseRetroArchPort {
+		// Batocera's root filesystem forgets firewall rules at every
+		// reboot: the service puts the rule back at each start.
+		if fw, err := RetroArchPortRules(l.RetroArchPort); err == nil {
+			firewall = indent(fw.Add, "    ")
+		}
+	}
 	return Script{
 		Path: path.Join(l.ServicesDir, l.ServiceName),
 		Mode: 0o755,
@@ -25,7 +34,7 @@ BIN=%[1]s
 RUN=%[2]s
 case "$1" in
   start)
-    mkdir -p "$RUN"
+%[5]s    mkdir -p "$RUN"
     rm -f "$RUN/stopping"
     (
       while [ ! -e "$RUN/stopping" ]; do
@@ -60,6 +69,19 @@ case "$1" in
     exit 2
     ;;
 esac
-`, shQuote(l.Binary), shQuote(run), l.ServiceName, paths.PIDFileName),
+`, shQuote(l.Binary), shQuote(run), l.ServiceName, paths.PIDFileName, firewall),
 	}
+}
+
+// indent prefixes every non-empty line of s.
+func indent(s, prefix string) string {
+	lines := strings.SplitAfter(s, "\n")
+	var b strings.Builder
+	for _, ln := range lines {
+		if strings.TrimSpace(ln) != "" {
+			b.WriteString(prefix)
+		}
+		b.WriteString(ln)
+	}
+	return b.String()
 }

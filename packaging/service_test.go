@@ -17,7 +17,7 @@ func TestServiceScript(t *testing.T) {
 	fake := "#!/bin/sh\nif [ \"$1\" = hook ]; then echo \"$*\" >> '" + root + "/hooks'; exit 0; fi\n" +
 		"echo $$ > '" + l.RunDir + "/serve.pid'\necho started >> '" + root + "/starts'\ntrap 'exit 0' TERM\nwhile :; do sleep 0.05; done\n"
 	os.MkdirAll(filepath.Dir(l.Binary), 0o755)
-	os.WriteFile(l.Binary, []byte(fake), 0o755)
+	writeExecutable(t, l.Binary, fake)
 	s := l.ServiceScript()
 	os.MkdirAll(filepath.Dir(s.Path), 0o755)
 	os.WriteFile(s.Path, []byte(s.Content), os.FileMode(s.Mode))

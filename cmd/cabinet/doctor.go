@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +19,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/haentities/mqttlink"
 	"github.com/batocera-cabinet/cabinet/hook/socket"
 	"github.com/batocera-cabinet/cabinet/packaging"
+	"github.com/batocera-cabinet/cabinet/packaging/batoconf"
 )
 
 type doctorCommand struct{ env *env }
@@ -58,16 +62,25 @@ func doctorEnv(l *config.Loaded) (doctor.Env, error) {
 	if err != nil {
 		return doctor.Env{}, err
 	}
+	enabled, port := retroArchNetworkCommands(cfg)
 	env := doctor.Env{
-		Config:          doctor.Reading{File: l.File, Err: l.Err, Warnings: l.Warnings},
-		Layout:          cfg.Layout(),
-		ESURL:           cfg.ESURL,
-		ES:              esc,
-		RetroArch:       retroarch.New(cfg.RetroArchAddr, retroarch.WithTimeout(time.Second)),
-		RetroArchAddr:   cfg.RetroArchAddr,
-		NetworkCommands: networkCommandsEnabled(cfg),
-		Hooks:           rootedLayout(cfg),
-		Extra:           []doctor.Check{{Name: "daemon", Run: daemonCheck(cfg.Layout().Socket())}},
+		Config:             doctor.Reading{File: l.File, Err: l.Err, Warnings: l.Warnings},
+		Layout:             cfg.Layout(),
+		ESURL:              cfg.ESURL,
+		ES:                 esc,
+		RetroArch:          retroarch.New(cfg.RetroArchAddr, retroarch.WithTimeout(time.Second)),
+		RetroArchAddr:      cfg.RetroArchAddr,
+		NetworkCommands:    enabled,
+		NetworkCommandPort: port,
+		Hooks:              rootedLayout(cfg),
+		Extra:              []doctor.Check{{Name: "daemon", Run: daemonCheck(cfg.Layout().Socket())}},
+	}
+	// Under a fake root (the simulator, tests) this machine's firewall is
+	// not the cabinet's: leave the port unchecked.
+	if cfg.Root == "" {
+		if fw, err := packaging.RetroArchPortRules(port); err == nil {
+			env.RetroArchPortClosed = firewallRulePresent(fw.Present)
+		}
 	}
 	if cfg.MQTTEnabled() {
 		id, _ := cfg.CabinetID()
@@ -88,21 +101,58 @@ func doctorEnv(l *config.Loaded) (doctor.Env, error) {
 	return env, nil
 }
 
-// networkCommandsEnabled reads global.retroarch.network_cmd_enable from
-// batocera.conf (the first occurrence, as batocera-settings-get).
-func networkCommandsEnabled(cfg *config.Config) bool {
+// defaultNetworkCmdPort is RetroArch's network_cmd_port when batocera.conf
+// does not set it.
+const defaultNetworkCmdPort = 55355
+
+// retroArchNetworkCommands reads global.retroarch.network_cmd_enable and
+// global.retroarch.network_cmd_port from batocera.conf.
+func retroArchNetworkCommands(cfg *config.Config) (enabled bool, port int) {
 	b, err := os.ReadFile(cfg.Path(config.DefaultFile))
 	if err != nil {
-		return false
+		return false, defaultNetworkCmdPort
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		k, v, ok := strings.Cut(strings.TrimSpace(line), "=")
-		if ok && strings.TrimSpace(k) == "global.retroarch.network_cmd_enable" {
-			on, _ := config.ParseBool(strings.Trim(strings.TrimSpace(v), `"`))
-			return on
+	return parseNetworkCommands(string(b))
+}
+
+// parseNetworkCommands reads both keys as batocera-settings-get does (the
+// first occurrence); a missing or invalid port is 55355.
+func parseNetworkCommands(conf string) (enabled bool, port int) {
+	port = defaultNetworkCmdPort
+	if v, ok := batoconf.Get([]byte(conf), "global.retroarch.network_cmd_enable"); ok {
+		enabled, _ = config.ParseBool(strings.Trim(v, `" `))
+	}
+	if v, ok := batoconf.Get([]byte(conf), "global.retroarch.network_cmd_port"); ok {
+		if p, err := strconv.Atoi(strings.Trim(v, `" `)); err == nil && p >= 1 && p <= 65535 {
+			port = p
 		}
 	}
-	return false
+	return enabled, port
+}
+
+// firewallRulePresent runs script (packaging.FirewallScript.Present) with
+// sh under a deadline: exit 0 means the rule is in place, 1 that it is
+// not, 127 that there is no iptables; anything else is an error.
+func firewallRulePresent(script string) func(context.Context) (bool, error) {
+	return func(ctx context.Context) (bool, error) {
+		ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "sh", "-c", script)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		cmd.WaitDelay = 100 * time.Millisecond // a child holding stderr must not outlive the deadline
+		err := cmd.Run()
+		var exit *exec.ExitError
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.As(err, &exit) && exit.ExitCode() == 1:
+			return false, nil
+		case errors.As(err, &exit) && exit.ExitCode() == 127:
+			return false, fmt.Errorf("check the firewall rule: %w", packaging.ErrNoFirewallTool)
+		}
+		return false, fmt.Errorf("check the firewall rule: %v: %s", err, strings.TrimSpace(stderr.String()))
+	}
 }
 
 // rootedLayout is where the hook scripts live on this cabinet (under
@@ -112,8 +162,14 @@ func rootedLayout(cfg *config.Config) packaging.Layout {
 	l.ESScripts = cfg.Path(l.ESScripts)
 	l.UserScripts = cfg.Path(l.UserScripts)
 	l.RunDir = cfg.RunDir()
-	if exe, err := os.Executable(); err == nil && cfg.Root != "" {
-		// Under a fake tree (simulator, tests) the scripts call this binary.
+	if cfg.Root == "" {
+		return l
+	}
+	// Under a fake tree the scripts call the binary installed there (cabinet
+	// install under cabinet.paths.root), else this one (the simulator).
+	if installed := cfg.Path(l.Binary); fileExists(installed) {
+		l.Binary = installed
+	} else if exe, err := os.Executable(); err == nil {
 		l.Binary = exe
 	}
 	return l
@@ -155,4 +211,9 @@ func daemonCheck(path string) func(context.Context, []doctor.Result) doctor.Resu
 		}
 		return doctor.Result{Status: doctor.OK, Detail: fmt.Sprintf("cabinet serve %s runs (pid %d, since %s)", st.Version, st.PID, st.Started.Format(time.RFC3339)), Facts: facts}
 	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }

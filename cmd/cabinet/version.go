@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"runtime/debug"
+
+	"github.com/batocera-cabinet/cabinet/haentities/outbox"
 )
 
 // Set at link time: -ldflags "-X main.version=1.2.3 -X main.commit=abc".
@@ -18,14 +21,41 @@ type versionCommand struct{ env *env }
 func (c *versionCommand) Run(ctx context.Context, args []string) error {
 	var sets setFlag
 	fs := newFlags(c.env, "version", "", "Print Cabinet's version, commit, Go version and platform.", &sets)
+	asJSON := fs.Bool("json", false, "print JSON: version, commit, go, os, arch, store_schema")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(c.env.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(versionInfo{
+			Version:     buildVersion(),
+			Commit:      buildCommit(),
+			Go:          runtime.Version(),
+			OS:          runtime.GOOS,
+			Arch:        runtime.GOARCH,
+			StoreSchema: outbox.SchemaVersion,
+		})
 	}
 	fmt.Fprintf(c.env.Stdout, "cabinet %s (commit %s, %s, %s/%s)\n", version, buildCommit(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return nil
 }
 
-// Version is the version string used in HA device blocks and tool results.
+// versionInfo is `cabinet version --json`, which deploy scripts and the
+// release checks read: keep the field names.
+type versionInfo struct {
+	Version string `json:"version"`
+	Commit  string `json:"commit"`
+	Go      string `json:"go"`
+	OS      string `json:"os"`
+	Arch    string `json:"arch"`
+	// StoreSchema is the store layout this binary reads and writes; a
+	// binary refuses a store of a newer schema, so a downgrade can check
+	// first.
+	StoreSchema int `json:"store_schema"`
+}
+
+// buildVersion is the version string used in HA device blocks and tool results.
 func buildVersion() string { return version }
 
 // buildCommit is the linked commit, else the VCS revision Go stamped.

@@ -38,10 +38,18 @@ type Env struct {
 	ESURL     string // cabinet.es.url, named in hints
 	ES        ES
 	RetroArch RetroArch
-	// RetroArchAddr is cabinet.retroarch.addr; NetworkCommands is
-	// global.retroarch.network_cmd_enable as batocera.conf has it.
-	RetroArchAddr   string
-	NetworkCommands bool
+	// RetroArchAddr is cabinet.retroarch.addr; NetworkCommands and
+	// NetworkCommandPort are global.retroarch.network_cmd_enable and
+	// global.retroarch.network_cmd_port as batocera.conf has them (the
+	// port is 55355 when it does not say).
+	RetroArchAddr      string
+	NetworkCommands    bool
+	NetworkCommandPort int
+	// RetroArchPortClosed reports whether the firewall keeps that port to
+	// this machine (packaging.RetroArchPortRules' Present); an error
+	// wrapping packaging.ErrNoFirewallTool means there is no firewall to
+	// ask. nil: not checked (a fake root, the simulator).
+	RetroArchPortClosed func(ctx context.Context) (bool, error)
 	// MQTTBroker is cabinet.mqtt.broker ("": MQTT off) and MQTTUser its
 	// user; MQTTConnect connects to the broker and disconnects.
 	MQTTBroker, MQTTUser string
@@ -210,6 +218,14 @@ func esFailure(esURL string, err error) Result {
 }
 
 func checkRetroArch(ctx context.Context, env Env, earlier []Result) Result {
+	r := checkNetworkCommands(ctx, env, earlier)
+	if env.NetworkCommands && r.Status == OK {
+		r = portExposure(ctx, env, r)
+	}
+	return r
+}
+
+func checkNetworkCommands(ctx context.Context, env Env, earlier []Result) Result {
 	enabled, ra := env.NetworkCommands, env.RetroArch
 	playing := false
 	if g, ok := Find(earlier, CheckGame); ok && g.Status == OK && strings.HasPrefix(g.Detail, "playing ") {
@@ -230,6 +246,41 @@ func checkRetroArch(ctx context.Context, env Env, earlier []Result) Result {
 		return Result{Status: Fail, Detail: "RetroArch network commands are off", Hint: "add global.retroarch.network_cmd_enable=true to /userdata/system/batocera.conf; the game tools (pause, save state, screenshot…) need it"}
 	}
 	return Result{Status: OK, Detail: "network commands enabled in batocera.conf (checked live while a game runs)"}
+}
+
+// closePortHint is what to do about an open RetroArch command port.
+const closePortHint = "anyone on the LAN can send it commands: `cabinet install --close-retroarch-port` keeps it to this machine"
+
+// portExposure adds to a working RetroArch what the firewall does with its
+// command port: RetroArch 1.14 binds it, unauthenticated, on every
+// interface, so it warns unless Cabinet's rule keeps the port to this
+// machine.
+func portExposure(ctx context.Context, env Env, r Result) Result {
+	if env.RetroArchPortClosed == nil {
+		return r
+	}
+	port := "its command port"
+	if env.NetworkCommandPort != 0 {
+		port = fmt.Sprintf("UDP %d", env.NetworkCommandPort)
+	}
+	closed, err := env.RetroArchPortClosed(ctx)
+	switch {
+	case err == nil && closed:
+		r.Facts = append(r.Facts, fmt.Sprintf("%s is kept to this machine (firewall rule %s)", port, packaging.RetroArchPortTag))
+		return r
+	case errors.Is(err, packaging.ErrNoFirewallTool):
+		r.Detail += fmt.Sprintf("; %s is open on every interface and this cabinet has no firewall tool", port)
+		r.Hint = "anyone on the LAN can send RetroArch commands: keep the cabinet on a network you trust"
+	case err != nil:
+		r.Detail += fmt.Sprintf("; %s may be open on every interface (the firewall check failed)", port)
+		r.Hint = closePortHint
+		r.Facts = append(r.Facts, err.Error())
+	default:
+		r.Detail += fmt.Sprintf("; %s is open on every interface", port)
+		r.Hint = closePortHint
+	}
+	r.Status = Warn
+	return r
 }
 
 func checkMQTT(ctx context.Context, env Env) Result {

@@ -1,7 +1,9 @@
 // Package release knows Cabinet's build targets and how to build, stamp and
-// check a static binary for one of them. The release program
-// (packaging/release/cmd/release) builds all of them for CI; `cabinet
-// deploy` builds or picks the one a cabinet needs.
+// check a static binary for one of them, and makes the release files: one
+// deterministic archive per target, SHA256SUMS, and a breakdown of what a
+// binary's bytes are. The release program (packaging/release/cmd/release)
+// builds all of them for CI; `cabinet deploy` builds or picks the one a
+// cabinet needs.
 package release
 
 import (
@@ -16,7 +18,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // Target is one platform Batocera runs on (batocera-layout.md §7).
@@ -57,6 +61,41 @@ func ForMachine(unameM string) (Target, error) {
 	return Target{}, fmt.Errorf("this machine reports architecture %q; Cabinet is built for %s only", m, strings.Join(known, ", "))
 }
 
+// TargetsNamed is the targets of a comma-separated list of names such as
+// "amd64,arm64", in the list's order; "" or "all" is every target.
+func TargetsNamed(list string) ([]Target, error) {
+	if strings.TrimSpace(list) == "" || list == "all" {
+		return Targets(), nil
+	}
+	var out []Target
+	seen := map[string]bool{}
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		t, ok := targetNamed(name)
+		if !ok {
+			var known []string
+			for _, t := range Targets() {
+				known = append(known, t.Name)
+			}
+			return nil, fmt.Errorf("unknown target %q: choose from %s", name, strings.Join(known, ","))
+		}
+		if !seen[name] {
+			seen[name] = true
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+func targetNamed(name string) (Target, bool) {
+	for _, t := range Targets() {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Target{}, false
+}
+
 // BinaryName is the release file name of the target's binary.
 func (t Target) BinaryName() string { return "cabinet-linux-" + t.Name }
 
@@ -67,36 +106,76 @@ type Stamp struct {
 }
 
 // StampFromGit reads the version and commit of the checkout at dir: the
-// tag on HEAD when there is exactly one, else 0.0.0-<commit>.
+// tag on HEAD (without a leading "v") when the tree is clean, else
+// 0.0.0-<commit>, so a build from a modified tree never passes for a
+// release.
 func StampFromGit(ctx context.Context, dir string) (Stamp, error) {
-	gitOut := func(args ...string) (string, error) {
-		cmd := exec.CommandContext(ctx, "git", args...)
-		cmd.Dir = dir
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			return "", fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-		}
-		return strings.TrimSpace(string(out)), nil
-	}
-	commit, err := gitOut("rev-parse", "--short=12", "HEAD")
+	commit, err := git(ctx, dir, "rev-parse", "--short=12", "HEAD")
 	if err != nil {
 		return Stamp{}, fmt.Errorf("read the commit (build from a git checkout): %w", err)
 	}
-	if st, err := gitOut("status", "--porcelain", "--untracked-files=no"); err == nil && st != "" {
+	st, err := git(ctx, dir, "status", "--porcelain", "--untracked-files=no")
+	if err != nil {
+		return Stamp{}, fmt.Errorf("read whether the tree is modified: %w", err)
+	}
+	if st != "" {
 		commit += "-dirty"
 	}
 	s := Stamp{Version: "0.0.0-" + commit, Commit: commit}
-	if tag, err := gitOut("describe", "--tags", "--exact-match", "HEAD"); err == nil && tag != "" && !strings.HasSuffix(commit, "-dirty") {
+	if strings.HasSuffix(commit, "-dirty") {
+		return s, nil
+	}
+	// No tag on HEAD is the common case, not an error.
+	if tag, err := git(ctx, dir, "describe", "--tags", "--exact-match", "HEAD"); err == nil && tag != "" {
 		s.Version = strings.TrimPrefix(tag, "v")
 	}
 	return s, nil
 }
 
-// Build builds the static binary for t from the module at srcDir into out.
+// CommitTime is when HEAD of the checkout at dir was committed: the
+// timestamp release archives give their entries, so that rebuilding a
+// commit gives the same archives.
+func CommitTime(ctx context.Context, dir string) (time.Time, error) {
+	out, err := git(ctx, dir, "log", "-1", "--format=%ct", "HEAD")
+	if err != nil {
+		return time.Time{}, fmt.Errorf("read the commit time: %w", err)
+	}
+	sec, err := strconv.ParseInt(out, 10, 64)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("read the commit time: git printed %q, not seconds", out)
+	}
+	return time.Unix(sec, 0).UTC(), nil
+}
+
+// git runs git in dir and returns its trimmed output.
+func git(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// Build builds the static, stripped binary for t from the module at srcDir
+// into out, with s linked into `cabinet version`.
 func Build(ctx context.Context, srcDir string, t Target, out string, s Stamp) error {
-	ldflags := "-s -w -X main.version=" + s.Version + " -X main.commit=" + s.Commit
+	return goBuild(ctx, srcDir, t, out, s, true)
+}
+
+// goBuild is Build, optionally keeping the symbol table and DWARF (which
+// SizeBreakdown reads; the layout of everything else is the same).
+func goBuild(ctx context.Context, srcDir string, t Target, out string, s Stamp, strip bool) error {
+	if err := s.validate(); err != nil {
+		return fmt.Errorf("build %s: %w", t.BinaryName(), err)
+	}
+	ldflags := "-X main.version=" + s.Version + " -X main.commit=" + s.Commit
+	if strip {
+		ldflags = "-s -w " + ldflags
+	}
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", ldflags, "-o", out, "./cmd/cabinet")
 	cmd.Dir = srcDir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+t.GOARCH, "GOARM="+t.GOARM)
@@ -104,6 +183,20 @@ func Build(ctx context.Context, srcDir string, t Target, out string, s Stamp) er
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("build %s: %v: %s", t.BinaryName(), err, strings.TrimSpace(stderr.String()))
+	}
+	return nil
+}
+
+// validate refuses stamps that -ldflags would split or misquote (a value
+// with a space would become a second linker flag).
+func (s Stamp) validate() error {
+	for _, f := range []struct{ name, v string }{{"version", s.Version}, {"commit", s.Commit}} {
+		if f.v == "" {
+			return fmt.Errorf("the stamp has no %s", f.name)
+		}
+		if strings.ContainsAny(f.v, " \t\n\r'\"\\") {
+			return fmt.Errorf("the stamp's %s %q has a space or quote: use a plain tag such as 1.2.3", f.name, f.v)
+		}
 	}
 	return nil
 }

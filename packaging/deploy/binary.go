@@ -1,0 +1,212 @@
+package deploy
+
+import (
+	"bufio"
+	"context"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/batocera-cabinet/cabinet/packaging/release"
+)
+
+// Module is the module path FindSourceTree looks for.
+const Module = "github.com/batocera-cabinet/cabinet"
+
+// VersionFile is where Batocera says which release it is (its first word).
+const VersionFile = "/usr/share/batocera/batocera.version"
+
+// buildTimeout bounds a cross-build; a cold cache takes a minute or two.
+const buildTimeout = 10 * time.Minute
+
+// runner runs one shell command line on the cabinet; *sshClient is the
+// real one, tests inject their own.
+type runner interface {
+	run(ctx context.Context, command string, stdin io.Reader, stdout, stderr io.Writer) error
+}
+
+// cabinet is what deploy learns about the machine it deploys to.
+type cabinet struct {
+	target   release.Target
+	batocera string // first word of batocera.version; "" when there is none
+}
+
+// probeCommand prints the machine and the Batocera version under root, one
+// "key=value" line each, so that anything else a login shell prints is
+// ignored.
+func probeCommand(root string) string {
+	return `printf 'machine=%s\n' "$(uname -m)"; printf 'version=%s\n' "$(head -n 1 ` + Quote(path.Join("/", root, VersionFile)) + ` 2>/dev/null)"`
+}
+
+// probe reads the cabinet's architecture and Batocera version.
+func probe(ctx context.Context, r runner, root string) (cabinet, error) {
+	var out strings.Builder
+	if err := r.run(ctx, probeCommand(root), nil, &out, nil); err != nil {
+		return cabinet{}, err
+	}
+	machine, version, err := parseProbe(out.String())
+	if err != nil {
+		return cabinet{}, err
+	}
+	t, err := release.ForMachine(machine)
+	if err != nil {
+		return cabinet{}, err
+	}
+	return cabinet{target: t, batocera: version}, nil
+}
+
+// parseProbe reads probeCommand's output: the machine (required) and the
+// first word of the version line ("" when the file was absent).
+func parseProbe(out string) (machine, version string, err error) {
+	seen := false
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		k, v, _ := strings.Cut(sc.Text(), "=")
+		switch k {
+		case "machine":
+			machine, seen = strings.TrimSpace(v), true
+		case "version":
+			if f := strings.Fields(v); len(f) > 0 {
+				version = f[0]
+			}
+		}
+	}
+	if !seen || machine == "" {
+		return "", "", errors.New("the cabinet did not say its architecture (uname -m printed nothing): is it a Linux machine?")
+	}
+	return machine, version, nil
+}
+
+// FindSourceTree walks up from dir to a go.mod of Cabinet's module and
+// returns its directory, or "" when dir is not inside a Cabinet checkout
+// or no go toolchain is in PATH (then deploy cannot build, and looks for a
+// release binary instead).
+func FindSourceTree(dir string) string {
+	if _, err := exec.LookPath("go"); err != nil {
+		return ""
+	}
+	for {
+		if moduleOf(filepath.Join(dir, "go.mod")) == Module {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+// moduleOf is the module path a go.mod declares, "" if none.
+func moduleOf(goMod string) string {
+	b, err := os.ReadFile(goMod)
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "module"); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
+			return strings.Trim(strings.TrimSpace(rest), `"`)
+		}
+	}
+	return ""
+}
+
+// binaryFile is the file deploy copies to the cabinet.
+type binaryFile struct {
+	path   string
+	what   string // for messages: where it came from
+	sha256 string
+}
+
+// pickBinary finds the binary for t: --binary when given, else one built
+// from the source tree, else the release binary beside the running
+// executable, its checksum verified. Builds go into tmp.
+func pickBinary(ctx context.Context, o Options, t release.Target, tmp string, progress io.Writer) (binaryFile, error) {
+	var b binaryFile
+	switch {
+	case o.Binary != "":
+		if err := checkELF(o.Binary, t); err != nil {
+			return b, err
+		}
+		b = binaryFile{path: o.Binary, what: o.Binary}
+	case o.SourceDir != "":
+		stamp, err := release.StampFromGit(ctx, o.SourceDir)
+		if err != nil {
+			fmt.Fprintf(progress, "warning: %v; building it unversioned\n", err)
+			stamp = release.Stamp{Version: "0.0.0-dev", Commit: "unknown"}
+		}
+		out := filepath.Join(tmp, t.BinaryName())
+		fmt.Fprintf(progress, "building %s %s from %s…\n", t.BinaryName(), stamp.Version, o.SourceDir)
+		bctx, cancel := context.WithTimeout(ctx, buildTimeout)
+		defer cancel()
+		if err := release.Build(bctx, o.SourceDir, t, out, stamp); err != nil {
+			return b, fmt.Errorf("%w: fix the build, or pass a binary with --binary", err)
+		}
+		b = binaryFile{path: out, what: fmt.Sprintf("%s %s built from %s", t.BinaryName(), stamp.Version, o.SourceDir)}
+	case o.Executable != "":
+		dir := filepath.Dir(o.Executable)
+		p := filepath.Join(dir, t.BinaryName())
+		if _, err := os.Stat(p); err != nil {
+			return b, fmt.Errorf("the cabinet needs %s and there is none in %s: download it (and SHA256SUMS) from the same release as this cabinet program, or pass one with --binary", t.BinaryName(), dir)
+		}
+		if err := release.VerifyChecksum(filepath.Join(dir, "SHA256SUMS"), p); err != nil {
+			return b, fmt.Errorf("check %s: %w", t.BinaryName(), err)
+		}
+		if err := checkELF(p, t); err != nil {
+			return b, err
+		}
+		b = binaryFile{path: p, what: p + " (checksum verified)"}
+	default:
+		return b, fmt.Errorf("no binary for the cabinet: run deploy from a Cabinet checkout with Go installed, keep %s beside this program, or pass --binary FILE", t.BinaryName())
+	}
+	sum, err := release.FileSHA256(b.path)
+	if err != nil {
+		return b, fmt.Errorf("read the binary: %w", err)
+	}
+	b.sha256 = sum
+	return b, nil
+}
+
+// elfMachines is the ELF machine of each GOARCH Cabinet is built for.
+var elfMachines = map[string]elf.Machine{
+	"amd64":   elf.EM_X86_64,
+	"arm64":   elf.EM_AARCH64,
+	"arm":     elf.EM_ARM,
+	"riscv64": elf.EM_RISCV,
+}
+
+// checkELF refuses a Linux executable built for another processor than t's,
+// the mistake that would leave the cabinet with a binary it cannot run. A
+// file that is not ELF (a script) is let through: the cabinet decides.
+func checkELF(name string, t release.Target) error {
+	f, err := elf.Open(name)
+	if err != nil {
+		var fe *elf.FormatError
+		if errors.As(err, &fe) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil
+		}
+		return fmt.Errorf("read %s: %w", name, err)
+	}
+	defer f.Close()
+	if want, ok := elfMachines[t.GOARCH]; ok && f.Machine != want {
+		return fmt.Errorf("%s is built for %s, but the cabinet is %s: give it %s instead", name, f.Machine, t.Machine, t.BinaryName())
+	}
+	return nil
+}
+
+// remotePaths are where the binary goes on the cabinet, under root.
+type remotePaths struct {
+	dir, tmp, final string
+}
+
+func pathsUnder(root string) remotePaths {
+	dir := path.Join(root, "/userdata/system/cabinet/bin")
+	return remotePaths{dir: dir, tmp: path.Join(dir, ".cabinet.deploy.tmp"), final: path.Join(dir, ".cabinet.deploy")}
+}
