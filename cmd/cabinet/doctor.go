@@ -184,7 +184,7 @@ func daemonCheck(path string) func(context.Context, []doctor.Result) doctor.Resu
 		err := socket.Status(ctx, path, &st)
 		if errors.Is(err, socket.ErrNotRunning) {
 			return doctor.Result{Status: doctor.Warn, Detail: "cabinet serve is not running: each hook records its event itself",
-				Hint: "install and start the service (README: \"The daemon as a Batocera service\") for the MQTT last will, live configuration and MCP on the LAN"}
+				Hint: "run cabinet install, which installs and starts the service (README: \"From the demo to your own cabinet\"), for the MQTT last will, live configuration and MCP on the LAN"}
 		}
 		if err != nil {
 			return doctor.Result{Status: doctor.Fail, Detail: fmt.Sprintf("cabinet serve does not answer on %s", path),

@@ -26,6 +26,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/hook/socket"
 	"github.com/batocera-cabinet/cabinet/packaging"
 	"github.com/batocera-cabinet/cabinet/packaging/batoconf"
+	"github.com/batocera-cabinet/cabinet/packaging/deploy"
 	"github.com/batocera-cabinet/cabinet/packaging/install"
 )
 
@@ -220,7 +221,7 @@ func readSecrets(e *env, keys []string, dryRun bool) ([]install.Secret, error) {
 	}
 	var out []install.Secret
 	in := bufio.NewReader(io.LimitReader(e.Stdin, 64<<10))
-	term := isTerminal(e.Stdin)
+	term := deploy.IsTerminal(e.Stdin)
 	for _, k := range keys {
 		var v string
 		var err error

@@ -15,17 +15,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// isTerminal says whether r is a terminal (a prompt can be shown and
-// echo turned off).
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
-}
-
 // readHidden reads one line from the terminal r with echo off, restoring
 // the terminal's mode afterwards.
 func readHidden(r io.Reader) (string, error) {

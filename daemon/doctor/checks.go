@@ -164,6 +164,11 @@ func checkState(l paths.Layout) Result {
 	var st unix.Statfs_t
 	facts := []string{}
 	if unix.Statfs(dir, &st) == nil {
+		if fs := modelessFS(st.Type); fs != "" {
+			// Batocera's common case on a shared disk; not a fault, but the
+			// household should know what 0600 is worth there.
+			facts = append(facts, fmt.Sprintf("on %s: file modes mean nothing there, so the MCP token and saved secrets can be read by any program on the cabinet", fs))
+		}
 		free := st.Bavail * uint64(st.Bsize)
 		facts = append(facts, fmt.Sprintf("%.1f GiB free", float64(free)/(1<<30)))
 		if free < 50<<20 {
@@ -171,7 +176,28 @@ func checkState(l paths.Layout) Result {
 		}
 	}
 	facts = append(facts, waiting(l)...)
-	return Result{Status: OK, Detail: dir, Facts: facts}
+	detail := dir
+	if len(facts) > 0 && strings.HasPrefix(facts[0], "on ") {
+		detail += " (" + facts[0] + ")"
+		facts = facts[1:]
+	}
+	return Result{Status: OK, Detail: detail, Facts: facts}
+}
+
+// modelessFS names a filesystem without Unix permissions (statfs f_type),
+// or "" for one with them.
+func modelessFS(magic int64) string {
+	switch uint32(magic) {
+	case 0x4d44:
+		return "vfat"
+	case 0x2011bab0:
+		return "exFAT"
+	case 0x65735546:
+		return "a FUSE filesystem (exFAT or NTFS)"
+	case 0x5346544e, 0x7366746e:
+		return "NTFS"
+	}
+	return ""
 }
 
 // waiting names the events not yet in the store: spooled by hooks that
@@ -312,10 +338,10 @@ func checkHooks(l packaging.Layout) Result {
 	}
 	switch {
 	case len(missing) == len(files):
-		return Result{Status: Warn, Detail: "the ES hook scripts are not installed: play tracking is off", Hint: "install them (README: \"Install the hook by hand\")", Facts: missing}
+		return Result{Status: Warn, Detail: "the ES hook scripts are not installed: play tracking is off", Hint: "run cabinet install (README: \"From the demo to your own cabinet\")", Facts: missing}
 	case len(missing)+len(changed) > 0:
 		return Result{Status: Fail, Detail: fmt.Sprintf("%d hook script(s) missing and %d different from this version", len(missing), len(changed)),
-			Hint: "reinstall the hook scripts (README: \"Install the hook by hand\")", Facts: append(missing, changed...)}
+			Hint: "run cabinet install again: it rewrites them", Facts: append(missing, changed...)}
 	}
 	return Result{Status: OK, Detail: fmt.Sprintf("%d scripts installed and current", len(files))}
 }

@@ -45,10 +45,11 @@ func probeCommand(root string) string {
 	return `printf 'machine=%s\n' "$(uname -m)"; printf 'version=%s\n' "$(head -n 1 ` + Quote(path.Join("/", root, VersionFile)) + ` 2>/dev/null)"`
 }
 
-// probe reads the cabinet's architecture and Batocera version.
-func probe(ctx context.Context, r runner, root string) (cabinet, error) {
+// probe reads the cabinet's architecture and Batocera version; ssh's own
+// messages go to stderr (nil: nowhere).
+func probe(ctx context.Context, r runner, root string, stderr io.Writer) (cabinet, error) {
 	var out strings.Builder
-	if err := r.run(ctx, probeCommand(root), nil, &out, nil); err != nil {
+	if err := r.run(ctx, probeCommand(root), nil, &out, stderr); err != nil {
 		return cabinet{}, err
 	}
 	machine, version, err := parseProbe(out.String())

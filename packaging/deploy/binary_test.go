@@ -48,7 +48,7 @@ func TestProbe(t *testing.T) {
 		{name: "visionfive", out: "machine=riscv64\nversion=41\n", target: "riscv64", batoc: "41"},
 		{name: "not batocera", out: "machine=x86_64\nversion=\n", target: "amd64"},
 		{name: "login noise ignored", out: "Welcome to the cabinet!\nmachine=aarch64\nversion= 41 \n", target: "arm64", batoc: "41"},
-		{name: "odd machine", out: "machine=mips\nversion=41\n", wantErr: `architecture "mips"; Cabinet is built for x86_64, aarch64`},
+		{name: "odd machine", out: "machine=mips\nversion=41\n", wantErr: `says "mips"; Cabinet is built for x86_64, aarch64`},
 		{name: "32-bit pc", out: "machine=i686\nversion=35\n", wantErr: `"i686"`},
 		{name: "no answer", out: "", wantErr: "did not say its architecture"},
 		{name: "ssh failed", err: down, wantErr: "connection lost"},
@@ -56,7 +56,7 @@ func TestProbe(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := &fakeRunner{out: tt.out, err: tt.err}
-			cab, err := probe(context.Background(), r, "")
+			cab, err := probe(context.Background(), r, "", nil)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("got %+v, %v; want an error with %q", cab, err, tt.wantErr)

@@ -140,7 +140,7 @@ func (d *deployer) run(ctx context.Context, root, tmp string, secrets []string) 
 func (d *deployer) connect(ctx context.Context, root string) (cabinet, error) {
 	fmt.Fprintf(d.o.Stderr, "connecting to %s…\n", d.o.Host)
 	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	cab, err := probe(pctx, d.ssh, root)
+	cab, err := probe(pctx, d.ssh, root, nil)
 	cancel()
 	var se *sshError
 	if err == nil || !d.o.IsTerminal || !errors.As(err, &se) || (se.kind != authRefused && se.kind != hostKeyUnknown) {
@@ -153,7 +153,8 @@ func (d *deployer) connect(ctx context.Context, root string) (cabinet, error) {
 	d.ssh.batch = false
 	ictx, cancel := context.WithTimeout(ctx, interactiveTimeout)
 	defer cancel()
-	cab, err = probe(ictx, d.ssh, root)
+	// ssh's messages ("Permission denied, please try again.") matter now.
+	cab, err = probe(ictx, d.ssh, root, d.o.Stderr)
 	if err == nil && d.passwordAsked {
 		fmt.Fprintf(d.o.Stderr, "tip: `ssh-copy-id %s` installs your key there, so that deploy need not ask again\n", loginOf(d.o.Host))
 	}

@@ -58,7 +58,7 @@ func ForMachine(unameM string) (Target, error) {
 	if len(m) > 40 {
 		m = m[:40] + "…"
 	}
-	return Target{}, fmt.Errorf("this machine reports architecture %q; Cabinet is built for %s only", m, strings.Join(known, ", "))
+	return Target{}, fmt.Errorf("`uname -m` says %q; Cabinet is built for %s only", m, strings.Join(known, ", "))
 }
 
 // TargetsNamed is the targets of a comma-separated list of names such as

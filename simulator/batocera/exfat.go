@@ -18,7 +18,7 @@ import (
 
 // exfatSize is the size of the image ExFAT formats: room for a tree, small
 // enough to create in no time (the file is sparse).
-const exfatSize = 64 << 20
+const exfatSize = 256 << 20
 
 // mountTimeout bounds each of mkfs, losetup, mount and unmount.
 const mountTimeout = 20 * time.Second
