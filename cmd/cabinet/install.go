@@ -113,7 +113,7 @@ cabinet deploy instead.`, &sets)
 			port = closePort
 		}
 	})
-	vals, err := readSecrets(c.env, secrets, *dryRun)
+	vals, err := readSecrets(c.env, secrets)
 	if err != nil {
 		return err
 	}
@@ -215,7 +215,7 @@ func serviceFor(e *env, cfg *config.Config) *install.ScriptService {
 // readSecrets reads each --save-secret value: at a prompt without echo on
 // a terminal, else one line each from standard input (how cabinet deploy
 // sends them over ssh).
-func readSecrets(e *env, keys []string, dryRun bool) ([]install.Secret, error) {
+func readSecrets(e *env, keys []string) ([]install.Secret, error) {
 	if len(keys) == 0 {
 		return nil, nil
 	}

@@ -138,23 +138,43 @@ func (e *ES) waitEmulator(what string, n int, d time.Duration) {
 // on its way out processQuitMode fires quit with no argument, waiting for
 // the root scripts, and runs no shutdown or reboot: es-core Platform.cpp)
 // and waits until it has exited.
+//
+// GET /quit is sent again every 5 s until ES exits (a healthy ES is gone
+// in half a second): right after a game ES tears its window down and
+// builds it again (Window::init), and an SDL_QUIT pushed while SDL's video
+// is re-initialised is lost (seen in CI: the request answered, ES stayed).
+// A second /quit while ES is already quitting changes nothing.
 func (e *ES) Quit(d time.Duration) {
 	e.t.Helper()
-	ctx, cancel := e.ctx(requestTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, URL+"/quit", nil)
-	if err != nil {
-		e.t.Fatal(err)
+	quit := func() error {
+		ctx, cancel := e.ctx(requestTimeout)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, URL+"/quit", nil)
+		if err != nil {
+			return err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		return nil
 	}
-	resp, err := client.Do(req)
-	if err != nil {
+	if err := quit(); err != nil {
 		e.t.Fatalf("reales: GET /quit: %v", err)
 	}
-	resp.Body.Close()
-	select {
-	case <-e.exited:
-	case <-time.After(d):
-		e.t.Fatalf("reales: EmulationStation did not exit within %v of GET /quit\n%s", d, e.LogTail())
+	deadline := time.After(d)
+	again := time.NewTicker(5 * time.Second)
+	defer again.Stop()
+	for {
+		select {
+		case <-e.exited:
+			return
+		case <-again.C:
+			_ = quit() // refused once ES has closed its API on the way out
+		case <-deadline:
+			e.t.Fatalf("reales: EmulationStation did not exit within %v of GET /quit\n%s", d, e.LogTail())
+		}
 	}
 }
 
