@@ -164,7 +164,7 @@ func checkState(l paths.Layout) Result {
 	var st unix.Statfs_t
 	facts := []string{}
 	if unix.Statfs(dir, &st) == nil {
-		if fs := modelessFS(st.Type); fs != "" {
+		if fs := modelessFS(int64(st.Type)); fs != "" { // Type is int32 on 32-bit ARM
 			// Batocera's common case on a shared disk; not a fault, but the
 			// household should know what 0600 is worth there.
 			facts = append(facts, fmt.Sprintf("on %s: file modes mean nothing there, so the MCP token and saved secrets can be read by any program on the cabinet", fs))

@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/url"
 	"path"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode"
@@ -170,4 +171,53 @@ func originList(v string) bool {
 		}
 	}
 	return true
+}
+
+// platformSlug is what a RomM slug or a Batocera system folder looks like.
+func platformSlug(v string) bool {
+	if v == "" || len(v) > 64 {
+		return false
+	}
+	for _, r := range v {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// platformMap checks cabinet.romm.platform_map: slug:folder pairs, each
+// slug once.
+func platformMap(v string) bool {
+	seen := map[string]bool{}
+	for _, pair := range splitList(v) {
+		slug, folder, ok := strings.Cut(pair, ":")
+		if !ok || !platformSlug(slug) || !platformSlug(folder) || seen[slug] {
+			return false
+		}
+		seen[slug] = true
+	}
+	return true
+}
+
+func parsePlatformMap(v string) map[string]string {
+	if v == "" {
+		return nil
+	}
+	m := map[string]string{}
+	for _, pair := range splitList(v) {
+		if slug, folder, ok := strings.Cut(pair, ":"); ok {
+			m[slug] = folder
+		}
+	}
+	return m
+}
+
+func platformMapText(m map[string]string) string {
+	pairs := make([]string, 0, len(m))
+	for slug, folder := range m {
+		pairs = append(pairs, slug+":"+folder)
+	}
+	sort.Strings(pairs)
+	return strings.Join(pairs, ",")
 }

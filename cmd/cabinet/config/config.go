@@ -87,6 +87,11 @@ type RomM struct {
 	URL       string
 	Token     Secret
 	TokenFile string
+	// CAFile is a home CA bundle for RomM's TLS.
+	CAFile string
+	// PlatformMap overrides the RomM slug → Batocera folder mapping
+	// (cabinet.romm.platform_map=<romm slug>:<batocera folder>,…).
+	PlatformMap map[string]string
 }
 
 // ROMarr is the household's ROMarr server.

@@ -309,3 +309,21 @@ func FuzzParseFile(f *testing.F) {
 		}
 	})
 }
+
+func TestPlatformMapKey(t *testing.T) {
+	for _, tc := range []struct {
+		v  string
+		ok bool
+	}{
+		{"", true}, {"gb:gb", true}, {"sfam:snes, gb:gb", true}, {"gb:gb,gb:gbc", false},
+		{"gb", false}, {"gb:", false}, {"GB:gb", false}, {"gb:g b", false}, {"gb:../x", false},
+	} {
+		if got := platformMap(tc.v); got != tc.ok {
+			t.Errorf("platformMap(%q) = %v, want %v", tc.v, got, tc.ok)
+		}
+	}
+	m := parsePlatformMap("sfam:snes,gb:gb")
+	if m["sfam"] != "snes" || m["gb"] != "gb" || platformMapText(m) != "gb:gb,sfam:snes" {
+		t.Errorf("parsePlatformMap = %v (%q)", m, platformMapText(m))
+	}
+}
