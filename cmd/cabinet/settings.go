@@ -83,7 +83,20 @@ func toolsSettings(cfg *config.Config) tools.Settings {
 	p.StateDir = cfg.StatePath()
 	p.ScreenshotDir = cfg.ScreenshotPath()
 	return tools.Settings{ESURL: cfg.ESURL, RetroArchAddr: cfg.RetroArchAddr, Paths: p, Name: cfg.Name,
-		ReadOnly: cfg.MCP.ReadOnly, DryRun: cfg.MCP.DryRun}
+		ReadOnly: cfg.MCP.ReadOnly, DryRun: cfg.MCP.DryRun, Root: cfg.Root,
+		RomM: tools.RomMSettings{URL: cfg.RomM.URL, Token: cfg.RomM.Token.Reveal(), CAFile: resolvedFile(cfg, cfg.RomM.CAFile),
+			PlatformMap: cfg.RomM.PlatformMap},
+		ROMarr:      tools.ROMarrSettings{URL: cfg.ROMarr.URL, APIKey: cfg.ROMarr.APIKey.Reveal()},
+		AllowWrites: cfg.Library.AllowWrites}
+}
+
+// resolvedFile is a configured file path under cabinet.paths.root, or ""
+// when none is set.
+func resolvedFile(cfg *config.Config, p string) string {
+	if p == "" {
+		return ""
+	}
+	return cfg.Path(p)
 }
 
 // daemonConfig maps a configuration reading to the daemon's. Only the

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon/es"
+	"github.com/batocera-cabinet/cabinet/daemon/library/oncabinet"
 	"github.com/batocera-cabinet/cabinet/daemon/tools/search"
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
 )
@@ -22,24 +23,48 @@ type catalog struct {
 	es     ES
 	clock  Clock
 	maxAge time.Duration
+	// cabOpts builds the on-cabinet index (library_search's on_cabinet)
+	// from the same game lists: one fetch of ES's lists serves both.
+	cabOpts oncabinet.Options
 
 	mu       sync.Mutex
 	ix       *search.Index
+	cab      *oncabinet.Index
 	systems  []string // real game systems, in ES's order
 	built    time.Time
 	gen      uint64        // bumped by invalidate: a build started earlier is not kept
 	building chan struct{} // closed when the running build ends; nil when none runs
 }
 
-func newCatalog(e ES, clock Clock, maxAge time.Duration) *catalog {
-	return &catalog{es: e, clock: clock, maxAge: maxAge}
+func newCatalog(e ES, clock Clock, maxAge time.Duration, cabOpts oncabinet.Options) *catalog {
+	return &catalog{es: e, clock: clock, maxAge: maxAge, cabOpts: cabOpts}
 }
 
 func (c *catalog) invalidate() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gen++
-	c.ix, c.systems = nil, nil
+	c.ix, c.cab, c.systems = nil, nil, nil
+}
+
+// onCabinet returns the on-cabinet index of the current game lists,
+// building both indexes when needed.
+func (c *catalog) onCabinet(ctx context.Context) (*oncabinet.Index, error) {
+	for {
+		if _, _, err := c.index(ctx); err != nil {
+			return nil, err
+		}
+		c.mu.Lock()
+		cab := c.cab
+		c.mu.Unlock()
+		if cab != nil {
+			return cab, nil
+		}
+		// Invalidated between the two looks: build again.
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
 }
 
 // index returns the current index, building it (once, however many callers
@@ -66,11 +91,11 @@ func (c *catalog) index(ctx context.Context) (*search.Index, []string, error) {
 		gen := c.gen
 		c.mu.Unlock()
 
-		ix, sys, err := c.build(ctx)
+		ix, cab, sys, err := c.build(ctx)
 		c.mu.Lock()
 		c.building = nil
 		if err == nil && gen == c.gen {
-			c.ix, c.systems, c.built = ix, sys, c.clock.Now()
+			c.ix, c.cab, c.systems, c.built = ix, cab, sys, c.clock.Now()
 		}
 		c.mu.Unlock()
 		close(done)
@@ -81,10 +106,10 @@ func (c *catalog) index(ctx context.Context) (*search.Index, []string, error) {
 	}
 }
 
-func (c *catalog) build(ctx context.Context) (*search.Index, []string, error) {
+func (c *catalog) build(ctx context.Context) (*search.Index, *oncabinet.Index, []string, error) {
 	all, err := c.es.Systems(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	systems := es.GameSystems(all)
 	names := make([]string, 0, len(systems))
@@ -94,6 +119,7 @@ func (c *catalog) build(ctx context.Context) (*search.Index, []string, error) {
 		total += s.TotalGames
 	}
 	b := search.NewBuilder(total)
+	games := &gameList{games: make([]oncabinet.Game, 0, total)}
 	jobs := make(chan string)
 	errs := make(chan error, fetchWorkers)
 	ctx, cancel := context.WithCancel(ctx)
@@ -104,7 +130,7 @@ func (c *catalog) build(ctx context.Context) (*search.Index, []string, error) {
 		go func() {
 			defer wg.Done()
 			for sys := range jobs {
-				if err := c.add(ctx, b, sys); err != nil {
+				if err := c.add(ctx, b, games, sys); err != nil {
 					errs <- err
 					cancel()
 					return
@@ -124,22 +150,31 @@ feed:
 	wg.Wait()
 	select {
 	case err := <-errs:
-		return nil, nil, err
+		return nil, nil, nil, err
 	default:
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	ix := b.Index()
+	cab := oncabinet.Build(games.games, c.cabOpts)
+	games.games = nil
 	// Decoding ES's lists took several times the index's size, briefly;
 	// give that back to the cabinet now rather than keep it mapped.
 	debug.FreeOSMemory()
-	return ix, names, nil
+	return ix, cab, names, nil
+}
+
+// gameList collects the games of every system for the on-cabinet index;
+// the fetch workers add to it at once.
+type gameList struct {
+	mu    sync.Mutex
+	games []oncabinet.Game
 }
 
 // add indexes one system's games and lets the ES client drop its copy of
 // the list: the index keeps what search needs in a fraction of the space.
-func (c *catalog) add(ctx context.Context, b *search.Builder, system string) error {
+func (c *catalog) add(ctx context.Context, b *search.Builder, gl *gameList, system string) error {
 	games, err := c.es.Games(ctx, system)
 	c.es.InvalidateSystem(system)
 	if errors.Is(err, es.ErrNotFound) {
@@ -148,11 +183,19 @@ func (c *catalog) add(ctx context.Context, b *search.Builder, system string) err
 	if err != nil {
 		return err
 	}
+	sys := untrusted.Clean(system, maxIdent)
+	gl.mu.Lock()
+	for _, g := range games {
+		// Hidden games are still on the cabinet: only search skips them,
+		// as ES's own lists do.
+		gl.games = append(gl.games, oncabinet.Game{System: sys, ID: g.ID, Path: g.Path})
+	}
+	gl.mu.Unlock()
 	for _, g := range games {
 		if g.Hidden {
 			continue // ES hides them in its own lists too
 		}
-		b.Add(docOf(g, untrusted.Clean(system, maxIdent)))
+		b.Add(docOf(g, sys))
 	}
 	return nil
 }

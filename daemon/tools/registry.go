@@ -3,6 +3,8 @@ package tools
 import (
 	"context"
 
+	"github.com/batocera-cabinet/cabinet/daemon/library/platforms"
+
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -18,10 +20,20 @@ const (
 	effectCount               // for tests
 )
 
-// define builds a tool definition with its title and every annotation hint
-// set explicitly. Nothing here reaches beyond the cabinet, so openWorld is
-// false throughout.
+// define builds a cabinet tool's definition with its title and every
+// annotation hint set explicitly. A cabinet tool reaches nothing beyond the
+// cabinet: openWorld is false.
 func define(name, title, description string, e effect, idempotent bool, opts ...mcp.ToolOption) mcp.Tool {
+	return definition(name, title, description, e, idempotent, false, opts...)
+}
+
+// defineLibrary is define for the library tools, which reach the
+// household's RomM and ROMarr servers: openWorld is true.
+func defineLibrary(name, title, description string, e effect, idempotent bool, opts ...mcp.ToolOption) mcp.Tool {
+	return definition(name, title, description, e, idempotent, true, opts...)
+}
+
+func definition(name, title, description string, e effect, idempotent, openWorld bool, opts ...mcp.ToolOption) mcp.Tool {
 	base := []mcp.ToolOption{
 		mcp.WithDescription(description),
 		mcp.WithToolTitle(title),
@@ -29,7 +41,7 @@ func define(name, title, description string, e effect, idempotent bool, opts ...
 		mcp.WithReadOnlyHintAnnotation(e == reads),
 		mcp.WithDestructiveHintAnnotation(e == destroys),
 		mcp.WithIdempotentHintAnnotation(e == reads || idempotent),
-		mcp.WithOpenWorldHintAnnotation(false),
+		mcp.WithOpenWorldHintAnnotation(openWorld),
 		withInput(), // tools without arguments still get a closed schema
 	}
 	return mcp.NewTool(name, append(base, opts...)...)
@@ -86,7 +98,41 @@ func buildToolset(w wiring) *toolset {
 		maxBytes: o.MaxScreenshotBytes}))
 	ts.addWrite(resetGameTool(ra, g, d.Name))
 	ts.addWrite(adjustVolumeTool(ra, g, d.Name))
+	addLibraryTools(ts, w)
 	return ts
+}
+
+// addLibraryTools registers the library tools of the servers that are
+// configured; the write ones only with cabinet.library.allow_writes.
+func addLibraryTools(ts *toolset, w wiring) {
+	lib := w.deps.Library
+	if lib.Platforms == nil {
+		lib.Platforms = platforms.Default()
+	}
+	l := libraryTools{lib: lib, es: w.deps.ES, mark: &cabinetMarker{cat: w.catalog}}
+	if lib.RomM != nil || lib.ROMarr != nil {
+		ts.addRead(l.statusTool())
+		ts.addRead(l.searchTool())
+	}
+	if lib.RomM != nil {
+		ts.addRead(l.getROMTool())
+		ts.addRead(l.listPlatformsTool())
+		ts.addRead(l.listCollectionsTool())
+		ts.addRead(l.getCollectionTool())
+		if lib.APIIndex != nil {
+			ts.addRead(l.apiListTool(lib.APIIndex))
+			ts.addRead(l.apiDescribeTool(lib.APIIndex))
+			ts.addRead(l.apiReadTool(lib.APIIndex))
+		}
+	}
+	if r := lib.ROMarr; r != nil {
+		ts.addRead(romarrStatusTool(r))
+		ts.addRead(romarrWantedTool(r))
+		ts.addRead(romarrQueueTool(r))
+		if lib.AllowWrites {
+			ts.addWrite(romarrRequestTool(r, w.guard, w.deps.Name))
+		}
+	}
 }
 
 // registered is what the server registers: in read-only mode the write

@@ -1,7 +1,13 @@
 package tools
 
 import (
+	"fmt"
+	"path/filepath"
+
 	"github.com/batocera-cabinet/cabinet/daemon/es"
+	"github.com/batocera-cabinet/cabinet/daemon/library/platforms"
+	"github.com/batocera-cabinet/cabinet/daemon/library/romarr"
+	"github.com/batocera-cabinet/cabinet/daemon/library/romm"
 	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
 )
 
@@ -16,7 +22,23 @@ type Settings struct {
 	Name          string
 	ReadOnly      bool
 	DryRun        bool
+	// Root is cabinet.paths.root: ES's paths are read under it.
+	Root string
+	// RomM and ROMarr are the household's library servers (empty URL: not
+	// configured); AllowWrites is cabinet.library.allow_writes.
+	RomM        RomMSettings
+	ROMarr      ROMarrSettings
+	AllowWrites bool
 }
+
+// RomMSettings are cabinet.romm.*.
+type RomMSettings struct {
+	URL, Token, CAFile string
+	PlatformMap        map[string]string
+}
+
+// ROMarrSettings are cabinet.romarr.*.
+type ROMarrSettings struct{ URL, APIKey string }
 
 // Build builds the tools server with its own ES and RetroArch clients.
 // dryRun forces a dry run (`cabinet call --dry-run`); extra carries the
@@ -29,5 +51,38 @@ func Build(s Settings, version string, dryRun bool, extra Deps) (*Server, error)
 	deps := extra
 	deps.ES, deps.RetroArch, deps.Paths = esc, retroarch.New(s.RetroArchAddr), s.Paths
 	deps.Name, deps.Version = s.Name, version
+	if s.Root != "" {
+		root := s.Root
+		deps.ResolvePath = func(p string) string { return filepath.Join(root, p) }
+	}
+	lib, err := buildLibrary(s)
+	if err != nil {
+		return nil, err
+	}
+	deps.Library = lib
 	return New(deps, Options{ReadOnly: s.ReadOnly, DryRun: s.DryRun || dryRun})
+}
+
+// buildLibrary makes the RomM and ROMarr clients the settings name.
+// Nothing is dialled here.
+func buildLibrary(s Settings) (Library, error) {
+	lib := Library{AllowWrites: s.AllowWrites, Platforms: platforms.Default().WithOverrides(s.RomM.PlatformMap)}
+	if s.RomM.URL != "" {
+		c, err := romm.New(romm.Config{URL: s.RomM.URL, Token: s.RomM.Token, CAFile: s.RomM.CAFile})
+		if err != nil {
+			return Library{}, fmt.Errorf("cabinet.romm.url: %w", err)
+		}
+		lib.RomM = c
+		if s.Paths.StateDir != "" {
+			lib.APIIndex = versionedAPIIndex(filepath.Join(s.Paths.StateDir, "romm-api"), c)
+		}
+	}
+	if s.ROMarr.URL != "" {
+		c, err := romarr.New(romarr.Config{URL: s.ROMarr.URL, APIKey: s.ROMarr.APIKey})
+		if err != nil {
+			return Library{}, fmt.Errorf("cabinet.romarr.url: %w", err)
+		}
+		lib.ROMarr = c
+	}
+	return lib, nil
 }

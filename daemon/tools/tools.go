@@ -22,6 +22,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/batocera-cabinet/cabinet/daemon/library/oncabinet"
 )
 
 // Deps are what the tools talk to and report.
@@ -41,6 +43,12 @@ type Deps struct {
 	History History
 	// Daemon, when set, adds the MQTT link and outbox to status and health.
 	Daemon DaemonStatus
+	// Library is the household's RomM and ROMarr (the library tools are
+	// registered for the servers it holds).
+	Library Library
+	// ResolvePath maps a path ES reports to the file on this machine (under
+	// cabinet.paths.root in tests and the simulator); nil: the same path.
+	ResolvePath func(string) string
 }
 
 // Options are the server's switches.
@@ -191,5 +199,6 @@ func newWiring(d Deps, o Options) wiring {
 	}
 	o.Limits = o.Limits.withDefaults()
 	return wiring{deps: d, opts: o, guard: newGuard(o.DryRun, o.Limits, d.Clock),
-		catalog: newCatalog(d.ES, d.Clock, o.IndexMaxAge)}
+		catalog: newCatalog(d.ES, d.Clock, o.IndexMaxAge, oncabinet.Options{Resolve: d.ResolvePath,
+			Hasher: oncabinet.NewHasher(oncabinet.DefaultHasherEntries)})}
 }

@@ -315,7 +315,7 @@ func TestPlatformMapKey(t *testing.T) {
 		v  string
 		ok bool
 	}{
-		{"", true}, {"gb:gb", true}, {"sfam:snes, gb:gb", true}, {"gb:gb,gb:gbc", false},
+		{"", true}, {"gb:gb", true}, {"msx2plus:msx2+", true}, {"sfam:snes, gb:gb", true}, {"gb:gb,gb:gbc", false},
 		{"gb", false}, {"gb:", false}, {"GB:gb", false}, {"gb:g b", false}, {"gb:../x", false},
 	} {
 		if got := platformMap(tc.v); got != tc.ok {

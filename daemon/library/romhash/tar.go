@@ -1,0 +1,248 @@
+package romhash
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"compress/bzip2"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+)
+
+// Compression under a tar, as tarfile.open(mode "r:*") finds it: by trying each opener on the
+// content, whatever the extension says.
+type tarCompression int
+
+const (
+	tarPlain tarCompression = iota
+	tarGzip
+	tarBzip2
+)
+
+// sniffTar picks the opener tarfile "r:*" would succeed with. xz: Python's lzma reads it, the
+// standard library cannot.
+func sniffTar(f *os.File) (tarCompression, error) {
+	var magic [6]byte
+	n, err := f.ReadAt(magic[:], 0)
+	if err != nil && err != io.EOF {
+		return 0, fmt.Errorf("hash rom: %w", err)
+	}
+	m := magic[:n]
+	switch {
+	case bytes.HasPrefix(m, []byte{0x1f, 0x8b}):
+		return tarGzip, nil
+	case bytes.HasPrefix(m, []byte("BZh")):
+		return tarBzip2, nil
+	case bytes.HasPrefix(m, []byte{0xfd, '7', 'z', 'X', 'Z', 0}):
+		return 0, ErrUnsupported
+	}
+	return tarPlain, nil
+}
+
+// counted wraps a decompressor: every byte it produces counts against MaxExpandedBytes, and the
+// context is checked on every read, so a tar bomb stops during listing as well as during hashing.
+type counted struct {
+	h *hasher
+	r io.Reader
+}
+
+func (c counted) Read(p []byte) (int, error) {
+	if err := c.h.ctx.Err(); err != nil {
+		return 0, err
+	}
+	n, err := c.r.Read(p)
+	c.h.expanded += int64(n)
+	if c.h.expanded > c.h.lim.MaxExpandedBytes {
+		return 0, fmt.Errorf("expanded contents over %d bytes: %w", c.h.lim.MaxExpandedBytes, ErrTooLarge)
+	}
+	return n, err
+}
+
+// openTar starts a fresh pass over the archive. ok=false: the compression layer does not open.
+func (h *hasher) openTar(f *os.File, c tarCompression) (tr *tar.Reader, ok bool, err error) {
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, false, fmt.Errorf("hash rom: %w", err)
+	}
+	switch c {
+	case tarGzip:
+		gz, err := gzip.NewReader(bufio.NewReaderSize(f, chunk))
+		if err != nil {
+			return nil, false, nil
+		}
+		return tar.NewReader(counted{h, gz}), true, nil
+	case tarBzip2:
+		return tar.NewReader(counted{h, bzip2.NewReader(bufio.NewReaderSize(f, chunk))}), true, nil
+	}
+	return tar.NewReader(f), true, nil // *os.File seeks over member data
+}
+
+type tarEntry struct {
+	ordinal int // position among all headers, for a later pass to skip to
+	name    string
+	size    int64
+}
+
+// listTar is tarfile's getmembers() over regular files (isfile(): regular, contiguous, GNU sparse).
+// ok=false: the first header cannot be read (ReadError at offset 0). A bad header after the
+// first ends the listing, as tarfile.next() ends the archive there.
+func (h *hasher) listTar(f *os.File, c tarCompression) (entries []tarEntry, ok bool, err error) {
+	tr, ok, err := h.openTar(f, c)
+	if err != nil || !ok {
+		return nil, ok, err
+	}
+	for i := 0; ; i++ {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return entries, true, nil
+		}
+		if err != nil && !errors.Is(err, tar.ErrInsecurePath) {
+			if ours(err) {
+				return nil, false, err
+			}
+			if i > 0 && (errors.Is(err, tar.ErrHeader) || errors.Is(err, io.ErrUnexpectedEOF)) {
+				return entries, true, nil
+			}
+			return nil, false, nil
+		}
+		if i >= h.lim.MaxMembers {
+			return nil, false, fmt.Errorf("tar holds over %d entries: %w", h.lim.MaxMembers, ErrTooLarge)
+		}
+		switch hdr.Typeflag {
+		case tar.TypeReg, tar.TypeCont, tar.TypeGNUSparse, 0:
+			entries = append(entries, tarEntry{ordinal: i, name: hdr.Name, size: hdr.Size})
+		}
+	}
+}
+
+// tarCursor reads members in any order over a stream that only goes forward: a member before the
+// current position restarts the pass (the re-read counts against MaxExpandedBytes).
+type tarCursor struct {
+	h   *hasher
+	f   *os.File
+	c   tarCompression
+	tr  *tar.Reader
+	pos int // ordinal of the header tr returned last; -1 before the first
+}
+
+func (t *tarCursor) seek(ordinal int) error {
+	if t.tr == nil || ordinal <= t.pos {
+		tr, ok, err := t.h.openTar(t.f, t.c)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return readError{errors.New("compression layer no longer opens")}
+		}
+		t.tr, t.pos = tr, -1
+	}
+	for t.pos < ordinal {
+		if _, err := t.tr.Next(); err != nil && !errors.Is(err, tar.ErrInsecurePath) {
+			if ours(err) {
+				return err
+			}
+			return readError{err}
+		}
+		t.pos++
+	}
+	return nil
+}
+
+// tarComposite is RomM's multi-member hash of a top-level tar (archives.py read_tar_archive_files):
+// regular members sorted by name, excluded names left out, the ROM hash over their concatenation;
+// anything unreadable: the raw bytes.
+func (h *hasher) tarComposite(f *os.File, size int64) (Sums, error) {
+	c, err := sniffTar(f)
+	if err != nil {
+		return Sums{}, err
+	}
+	entries, ok, err := h.listTar(f, c)
+	if err != nil {
+		return Sums{}, err
+	}
+	if !ok {
+		return h.rawSums(f)
+	}
+	var keep []tarEntry
+	var declared int64
+	for _, e := range entries {
+		if !excluded(pyBase(e.name)) {
+			keep = append(keep, e)
+			declared += e.size
+		}
+	}
+	if declared > h.lim.MaxExpandedBytes {
+		return Sums{}, fmt.Errorf("tar members declare %d bytes, over %d: %w", declared, h.lim.MaxExpandedBytes, ErrTooLarge)
+	}
+	sort.SliceStable(keep, func(a, b int) bool { return keep[a].name < keep[b].name })
+	cur := &tarCursor{h: h, f: f, c: c}
+	comp := newDigest()
+	members := make([]Member, 0, len(keep))
+	for _, e := range keep {
+		md := newDigest()
+		err := cur.seek(e.ordinal)
+		if err == nil {
+			err = h.drain(io.MultiWriter(md, comp), cur.tr, c == tarPlain)
+		}
+		if isReadError(err) {
+			return h.rawSums(f)
+		}
+		if err != nil {
+			return Sums{}, err
+		}
+		members = append(members, md.member(e.name, e.size))
+	}
+	if len(members) == 0 {
+		return h.rawSums(f)
+	}
+	s := Sums{Members: members}
+	s.CRC, s.MD5, s.SHA1 = comp.blanked()
+	return s, nil
+}
+
+// tarLargest is archives.py read_tar_file: the first regular member of greatest size. gzOnly is
+// the "r:gz" mode read_gz_file uses for .gz files: a gzip that is not a tar, or not a gzip at all,
+// is a ReadError and hashed raw. A tar with no regular member fails RomM's max(): ErrNoHash. A
+// member that fails while being read: ErrNoHash, since RomM then hashes the member's bytes up to
+// the last whole buffer before the failure followed by the raw file (read_tar_file's fallback), a
+// value that depends on Python's buffering, or fails on a compressed stream's EOFError.
+func (h *hasher) tarLargest(f *os.File, d *digest, gzOnly bool) error {
+	c, err := sniffTar(f)
+	if gzOnly && (c != tarGzip || err != nil) {
+		return h.raw(f, d)
+	}
+	if err != nil {
+		return err
+	}
+	entries, ok, err := h.listTar(f, c)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return h.raw(f, d)
+	}
+	if len(entries) == 0 {
+		return ErrNoHash
+	}
+	best := entries[0]
+	for _, e := range entries[1:] {
+		if e.size > best.size {
+			best = e
+		}
+	}
+	if best.size > h.lim.MaxExpandedBytes {
+		return fmt.Errorf("tar member declares %d bytes, over %d: %w", best.size, h.lim.MaxExpandedBytes, ErrTooLarge)
+	}
+	cur := &tarCursor{h: h, f: f, c: c}
+	err = cur.seek(best.ordinal)
+	if err == nil {
+		err = h.drain(d, cur.tr, c == tarPlain)
+	}
+	if isReadError(err) {
+		return ErrNoHash
+	}
+	return err
+}
