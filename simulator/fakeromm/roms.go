@@ -14,8 +14,11 @@ type romQuery struct {
 	// scope is the id set of collection_id / smart_collection_id /
 	// virtual_collection_id, intersected; nil: not scoped.
 	scope map[int]bool
-	bools map[string]bool // set boolean filters: missing, matched, ...
-	lists []listFilter
+	bools map[string]bool // set boolean filters but missing: matched, ...
+	// missing is the missing filter, kept apart because it needs no
+	// name or metadata (ROMarr counts 50,000 ROMs with it).
+	missing *bool
+	lists   []listFilter
 }
 
 type listFilter struct {
@@ -85,6 +88,10 @@ func (s *Server) parseROMQuery(p *params) romQuery {
 			continue
 		}
 		if v, set := p.boolean(f.name, false); set {
+			if f.name == "missing" {
+				q.missing = &v
+				continue
+			}
 			q.bools[f.name] = v
 		}
 	}
@@ -113,20 +120,32 @@ func (q *romQuery) intersect(ids map[int]bool) {
 	}
 }
 
-// scoped reports whether ROM id passes the cheap filters (platform and
-// collection scope), the ones that need no name or metadata.
+// scoped reports whether ROM id passes the cheap filters (platform,
+// collection scope, missing), the ones that need no name or metadata.
 func (s *Server) scoped(q *romQuery, id int) bool {
 	if q.scope != nil && !q.scope[id] {
 		return false
 	}
+	fixture := id <= len(s.lib.fixture)
 	if q.platformIDs != nil {
 		pid := 0
-		if id <= len(s.lib.fixture) {
+		if fixture {
 			pid = s.lib.fixture[id-1].PlatformID
 		} else {
 			pid = s.lib.synth.platformOf(id)
 		}
 		if !q.platformIDs[pid] {
+			return false
+		}
+	}
+	if q.missing != nil {
+		m := false
+		if fixture {
+			m = s.lib.fixture[id-1].MissingFromFS
+		} else {
+			m = s.lib.synth.missing(id)
+		}
+		if m != *q.missing {
 			return false
 		}
 	}
@@ -301,10 +320,14 @@ func (s *Server) ordered(orderBy, dir string) []int32 {
 // scope and search (what RomM's filter_values are computed over).
 func (s *Server) filter(q *romQuery, order []int32, scopeOnly bool) []int32 {
 	needRow := len(q.search) > 0 || (!scopeOnly && (len(q.bools) > 0 || len(q.lists) > 0))
+	cheap := *q
+	if scopeOnly {
+		cheap.missing = nil
+	}
 	var out []int32
 	for _, id32 := range order {
 		id := int(id32)
-		if !s.scoped(q, id) {
+		if !s.scoped(&cheap, id) {
 			continue
 		}
 		if needRow {

@@ -51,7 +51,7 @@ func TestPlatformForSlugsExist(t *testing.T) {
 		known[p.Slug] = true
 	}
 	var folders []string
-	for f := range batoceraToROMarr {
+	for f := range batoceraToROMarr() {
 		folders = append(folders, f)
 	}
 	sort.Strings(folders)

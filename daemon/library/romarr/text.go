@@ -3,6 +3,7 @@ package romarr
 import (
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
 )
@@ -24,7 +25,9 @@ const redacted = "[redacted]"
 
 // credentialParam matches a credential-looking URL query parameter. ROMarr's error sentences
 // can quote a URL of Prowlarr or a download client, and some of those carry a key in the query.
-var credentialParam = regexp.MustCompile(`(?i)((?:api_?key|apitoken|token|passkey|password|secret)=)[^&\s'"]+`)
+var credentialParam = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)((?:api_?key|apitoken|token|passkey|password|secret)=)[^&\s'"]+`)
+})
 
 // scrub removes the client's own key and any credential-looking query value from s.
 func (c *Client) scrub(s string) string {
@@ -32,7 +35,7 @@ func (c *Client) scrub(s string) string {
 		s = strings.ReplaceAll(s, c.key, redacted)
 	}
 	if strings.Contains(s, "=") {
-		s = credentialParam.ReplaceAllString(s, "${1}"+redacted)
+		s = credentialParam().ReplaceAllString(s, "${1}"+redacted)
 	}
 	return s
 }

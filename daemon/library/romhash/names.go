@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"hash/crc32"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -99,7 +100,7 @@ func excluded(base string) bool {
 // UTF-8 flag.
 const cp437 = "ÇüéâäàåçêëèïîìÄÅÉæÆôöòûùÿÖÜ¢£¥₧ƒáíóúñÑªº¿⌐¬½¼¡«»░▒▓│┤╡╢╖╕╣║╗╝╜╛┐└┴┬├─┼╞╟╚╔╩╦╠═╬╧╨╤╥╙╘╒╓╫╪┘┌█▄▌▐▀αßΓπΣσµτΦΘΩδ∞φε∩≡±≥≤⌠⌡÷≈°∙·√ⁿ²■\u00a0"
 
-var cp437Runes = []rune(cp437)
+var cp437Runes = sync.OnceValue(func() []rune { return []rune(cp437) })
 
 // zipName is the member name as Python 3.13's zipfile reports it (RomM's image runs 3.13): UTF-8
 // when flag bit 11 is set (invalid UTF-8 raises, and RomM's scan fails: ErrNoHash), else cp437;
@@ -119,7 +120,7 @@ func zipName(f *zip.FileHeader) (name string, bad bool, err error) {
 			if c := raw[i]; c < 0x80 {
 				b.WriteByte(c)
 			} else {
-				b.WriteRune(cp437Runes[c-0x80])
+				b.WriteRune(cp437Runes()[c-0x80])
 			}
 		}
 		name = b.String()
