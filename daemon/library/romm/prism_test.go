@@ -54,6 +54,20 @@ func readEverything(t *testing.T, c *Client) {
 			t.Errorf("ROM(%d): %v", r.ID, err)
 		}
 	}
+	// The platform filter library_search sends (two ids: Prism 5.14.2
+	// rejects a single value of a repeated parameter as "must be array",
+	// which FastAPI accepts), and the collection filters of
+	// romm_get_collection.
+	for _, q := range []SearchQuery{
+		{Term: "a", PlatformIDs: []int{1, 2}, Limit: 5, WithFiles: true},
+		{CollectionID: 1, Limit: 5, WithFiles: true},
+		{SmartCollectionID: 1, Limit: 5, WithFiles: true},
+		{Offset: 5, Limit: 50},
+	} {
+		if _, err := c.SearchROMs(ctx, q); err != nil {
+			t.Errorf("SearchROMs(%+v): %v", q, err)
+		}
+	}
 	for _, kind := range []string{KindRegular, KindSmart, KindVirtual} {
 		if _, err := c.Collections(ctx, kind); err != nil {
 			t.Errorf("Collections(%s): %v", kind, err)
