@@ -3,7 +3,8 @@
 // RetroArch that comes up while a libretro game runs, ES event scripts fired
 // the way ES fires them and Batocera's configgen user scripts, all inside a
 // fake Batocera tree (batocera.version, a thermal zone, roms, screenshots,
-// batocera.conf). Tests, `cabinet simulate` and `cabinet demo` use it; its
+// batocera.conf), and on request the fake RomM with one of its ROMs on the
+// cabinet. Tests, `cabinet simulate` and `cabinet demo` use it; its
 // zero-configuration Start is ready to use.
 package simulator
 
@@ -22,6 +23,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/simulator/esevents"
 	"github.com/batocera-cabinet/cabinet/simulator/fakees"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeretroarch"
+	"github.com/batocera-cabinet/cabinet/simulator/fakeromm"
 	"github.com/batocera-cabinet/cabinet/simulator/library"
 )
 
@@ -49,6 +51,13 @@ type Options struct {
 	Env []string
 	// ScriptStderr receives what event scripts write to ES's stderr.
 	ScriptStderr io.Writer
+	// RomM also serves the fake RomM (simulator/fakeromm) on RomMAddr
+	// (default 127.0.0.1:0), puts one of its ROMs on the cabinet (its file
+	// and an ES game for it, see RomMGamePath) and its token in the fake
+	// tree (RomMTokenFile), and makes WriteConfig point cabinet.romm.* at
+	// it.
+	RomM     bool
+	RomMAddr string
 }
 
 // Cabinet is a running simulated cabinet.
@@ -59,12 +68,17 @@ type Cabinet struct {
 	Events    *esevents.Firer
 	Configgen *esevents.Configgen
 	Library   *library.Library
+	// RomM is the fake RomM (nil unless Options.RomM).
+	RomM *fakeromm.Server
 	// Dir is the simulator's folder and Root the fake Batocera tree in it.
 	Dir, Root string
 
-	tempDir bool
-	mu      sync.Mutex
-	quit    chan struct{} // closed when RetroArch receives QUIT
+	tempDir   bool
+	romm      *rommListener
+	rommGame  string // ES path of the RomM ROM on the cabinet
+	rommBytes []byte
+	mu        sync.Mutex
+	quit      chan struct{} // closed when RetroArch receives QUIT
 }
 
 // Start builds the tree and starts the fakes.
@@ -87,9 +101,25 @@ func Start(opts Options) (*Cabinet, error) {
 	} else {
 		c.Library = library.Fixture("")
 	}
+	if opts.RomM {
+		if err := c.startRomM(opts.RomMAddr); err != nil {
+			c.Close()
+			return nil, err
+		}
+		if err := c.addRomMGame(); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
 	if err := c.buildTree(); err != nil {
 		c.Close()
 		return nil, err
+	}
+	if c.RomM != nil {
+		if err := c.writeRomMFiles(); err != nil {
+			c.Close()
+			return nil, err
+		}
 	}
 	c.RetroArch = &fakeretroarch.Server{
 		ListenAddr:    opts.RetroArchAddr,
@@ -145,6 +175,9 @@ func (c *Cabinet) Close() error {
 	}
 	if c.RetroArch != nil {
 		c.RetroArch.Unload()
+	}
+	if c.romm != nil {
+		c.romm.close()
 	}
 	if c.Events != nil {
 		c.Events.Kill()

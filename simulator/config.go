@@ -16,9 +16,12 @@ const ConfigFile = "cabinet.conf"
 // WriteConfig writes dir/cabinet.conf: the cabinet.* keys that point every
 // Cabinet command at this simulated cabinet (its ES and RetroArch, its fake
 // tree as cabinet.paths.root, a state dir inside it, a free loopback MCP
-// address), plus extra lines (such as the demo's broker). With that file
-// alone, `CABINET_CONFIG=dir/cabinet.conf cabinet …` works against the
-// simulator.
+// address, and the fake RomM with its token file when it serves one), plus
+// extra key=value lines (such as the demo's broker); an extra line replaces
+// the simulator's line for the same key (of a key written twice the file's
+// first would win). With that file alone, `CABINET_CONFIG=dir/cabinet.conf
+// cabinet …` works against the simulator. The RomM token is not in the
+// file, only the path of the file holding it.
 func (c *Cabinet) WriteConfig(dir string, extra ...string) (string, error) {
 	mcpAddr, err := freeTCP()
 	if err != nil {
@@ -34,7 +37,10 @@ func (c *Cabinet) WriteConfig(dir string, extra ...string) (string, error) {
 		"cabinet.retroarch.screenshot_dir=/userdata/screenshots",
 		"cabinet.mcp.listen=" + mcpAddr,
 	}
-	lines = append(lines, extra...)
+	if c.RomM != nil {
+		lines = append(lines, "cabinet.romm.url="+c.RomMURL(), "cabinet.romm.token_file="+RomMTokenFile)
+	}
+	lines = mergeLines(lines, extra)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
@@ -43,6 +49,27 @@ func (c *Cabinet) WriteConfig(dir string, extra ...string) (string, error) {
 		return "", fmt.Errorf("write simulator config: %w", err)
 	}
 	return p, nil
+}
+
+// mergeLines replaces the line of base with the same key as an extra
+// key=value line, and appends the other extra lines in order.
+func mergeLines(base, extra []string) []string {
+	at := map[string]int{}
+	for i, l := range base {
+		if k, _, ok := strings.Cut(l, "="); ok && !strings.HasPrefix(l, "#") {
+			at[strings.TrimSpace(k)] = i
+		}
+	}
+	out := append([]string(nil), base...)
+	for _, l := range extra {
+		k, _, ok := strings.Cut(l, "=")
+		if i, known := at[strings.TrimSpace(k)]; ok && known {
+			out[i] = l
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 // InstallHooks installs Cabinet's ES and configgen scripts into the fake

@@ -22,7 +22,7 @@ type demoCommand struct{ env *env }
 func (c *demoCommand) Run(ctx context.Context, args []string) error {
 	var sets setFlag
 	fs := newFlags(c.env, "demo", "", `Cabinet's main job on a machine with no cabinet: starts a simulated cabinet (fake
-EmulationStation and RetroArch, the real hook scripts), an embedded MQTT broker and
+EmulationStation, RetroArch and RomM, the real hook scripts), an embedded MQTT broker and
 the daemon on loopback, prints how to reach them, and plays a short scripted evening
 (a few games, a screensaver, a session too short to be logged, sleep and wake) while
 the Home Assistant states it publishes are shown as they change. Then it keeps running
@@ -58,7 +58,7 @@ for you to try the MCP tools, until Ctrl-C (--once: exit after the evening).`, &
 		return err
 	}
 	defer esErr.Close()
-	cab, err := simulator.Start(simulator.Options{Dir: dir, LaunchDelay: 300 * time.Millisecond, ScriptStderr: esErr})
+	cab, err := simulator.Start(simulator.Options{Dir: dir, LaunchDelay: 300 * time.Millisecond, ScriptStderr: esErr, RomM: true})
 	if err != nil {
 		return err
 	}
@@ -106,6 +106,7 @@ for you to try the MCP tools, until Ctrl-C (--once: exit after the evening).`, &
 	fmt.Fprintf(out, "  MQTT broker     %s   (watch: mosquitto_sub -h %s -p %s -t 'batocera/#' -v)\n", broker.URL(), hostOf(broker.Addr()), portOf(broker.Addr()))
 	fmt.Fprintf(out, "  cabinet id      %s   (Home Assistant device \"Demo Cabinet\")\n", id)
 	fmt.Fprintf(out, "  EmulationStation (simulated) %s\n", cab.ESURL())
+	fmt.Fprintf(out, "  RomM (simulated)             %s   (token in %s)\n", cab.RomMURL(), cab.Path(simulator.RomMTokenFile))
 	fmt.Fprintf(out, "  config          %s\n", conf)
 	fmt.Fprintf(out, "  log             %s\n", cfg.Layout().Log())
 	fmt.Fprintf(out, "  MCP over HTTP   %s   (bearer token %s)\n", mcpURL, token)
@@ -115,6 +116,7 @@ for you to try the MCP tools, until Ctrl-C (--once: exit after the evening).`, &
 	}
 	fmt.Fprintf(out, "  try             export CABINET_CONFIG=%s\n", conf)
 	fmt.Fprintf(out, "                  %s call batocera_find_games query=\"street fighter\"\n", run)
+	fmt.Fprintf(out, "                  %s call library_search query=alpha   (RomM: Alpha Quest is also on the cabinet)\n", run)
 	fmt.Fprintf(out, "                  %s doctor\n\n", run)
 
 	watchCtx, stopWatch := context.WithCancel(ctx)

@@ -15,6 +15,9 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon"
 	"github.com/batocera-cabinet/cabinet/daemon/doctor"
 	"github.com/batocera-cabinet/cabinet/daemon/es"
+	"github.com/batocera-cabinet/cabinet/daemon/library/platforms"
+	"github.com/batocera-cabinet/cabinet/daemon/library/romarr"
+	"github.com/batocera-cabinet/cabinet/daemon/library/romm"
 	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
 	"github.com/batocera-cabinet/cabinet/haentities/mqttlink"
 	"github.com/batocera-cabinet/cabinet/hook/socket"
@@ -27,9 +30,9 @@ type doctorCommand struct{ env *env }
 func (c *doctorCommand) Run(ctx context.Context, args []string) error {
 	var sets setFlag
 	fs := newFlags(c.env, "doctor", "", `Check each layer — configuration, state dir, EmulationStation, the library, the
-running game, RetroArch network commands, the MQTT broker, the hook scripts — and say
-for every failure what it means and what to do. Changes nothing. Exits 1 when
-something is broken.`, &sets)
+running game, RetroArch network commands, the MQTT broker, the hook scripts, RomM and
+ROMarr when configured — and say for every failure what it means and what to do.
+Changes nothing. Exits 1 when something is broken.`, &sets)
 	asJSON := fs.Bool("json", false, "print JSON")
 	verbose := fs.Bool("verbose", false, "show details of every check")
 	if err := parseFlags(fs, args); err != nil {
@@ -73,6 +76,8 @@ func doctorEnv(l *config.Loaded) (doctor.Env, error) {
 		NetworkCommands:    enabled,
 		NetworkCommandPort: port,
 		Hooks:              rootedLayout(cfg),
+		RomM:               doctorRomM(cfg),
+		ROMarr:             doctorROMarr(cfg),
 		Extra:              []doctor.Check{{Name: "daemon", Run: daemonCheck(cfg.Layout().Socket())}},
 	}
 	// Under a fake root (the simulator, tests) this machine's firewall is
@@ -99,6 +104,40 @@ func doctorEnv(l *config.Loaded) (doctor.Env, error) {
 		}
 	}
 	return env, nil
+}
+
+// doctorRomM is the RomM client the library tools would use (the same
+// settings), with a shorter timeout.
+func doctorRomM(cfg *config.Config) doctor.RomMEnv {
+	s := toolsSettings(cfg).RomM
+	env := doctor.RomMEnv{URL: s.URL, HasToken: s.Token != "", Platforms: platforms.Default().WithOverrides(s.PlatformMap)}
+	if s.URL == "" {
+		return env
+	}
+	c, err := romm.New(romm.Config{URL: s.URL, Token: s.Token, CAFile: s.CAFile, Timeout: 3 * time.Second})
+	if err != nil {
+		env.Err = err
+		return env
+	}
+	env.Client = c
+	return env
+}
+
+// doctorROMarr is the ROMarr client the romarr_* tools would use, with a
+// shorter timeout.
+func doctorROMarr(cfg *config.Config) doctor.ROMarrEnv {
+	s := toolsSettings(cfg).ROMarr
+	env := doctor.ROMarrEnv{URL: s.URL, HasKey: s.APIKey != ""}
+	if s.URL == "" {
+		return env
+	}
+	c, err := romarr.New(romarr.Config{URL: s.URL, APIKey: s.APIKey, Timeout: 3 * time.Second})
+	if err != nil {
+		env.Err = err
+		return env
+	}
+	env.Client = c
+	return env
 }
 
 // defaultNetworkCmdPort is RetroArch's network_cmd_port when batocera.conf

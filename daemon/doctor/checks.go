@@ -56,6 +56,9 @@ type Env struct {
 	MQTTConnect          func(ctx context.Context) error
 	// Hooks is the script layout as installed on this cabinet (rooted).
 	Hooks packaging.Layout
+	// RomM and ROMarr are the household's library servers (optional).
+	RomM   RomMEnv
+	ROMarr ROMarrEnv
 	// Extra checks appended after the standard ones (the daemon's).
 	Extra []Check
 }
@@ -129,6 +132,8 @@ func Checks(env Env) []Check {
 		{CheckMQTT, func(ctx context.Context, _ []Result) Result { return checkMQTT(ctx, env) }},
 		{CheckHooks, func(ctx context.Context, _ []Result) Result { return checkHooks(env.Hooks) }},
 	}
+	checks = append(checks, rommChecks(env)...)
+	checks = append(checks, Check{CheckROMarr, func(ctx context.Context, _ []Result) Result { return checkROMarr(ctx, env.ROMarr) }})
 	return append(checks, env.Extra...)
 }
 

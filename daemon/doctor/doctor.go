@@ -1,9 +1,10 @@
 // Package doctor checks each layer a cabinet depends on — configuration,
 // state dir, EmulationStation, the library, the running game, RetroArch's
-// network commands, the MQTT broker, the installed hook scripts — and says
-// for every failure what it means and what to do. It changes nothing: its
+// network commands, the MQTT broker, the installed hook scripts, and the
+// household's RomM and ROMarr when they are configured — and says for
+// every failure what it means and what to do. It changes nothing: its
 // probes are reads (ES GETs, RetroArch VERSION/GET_STATUS, an MQTT connect
-// without a publish, file reads).
+// without a publish, RomM and ROMarr GETs, file reads).
 package doctor
 
 import (

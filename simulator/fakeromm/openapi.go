@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sync"
 )
 
 // openAPIDoc is what GET /openapi.json serves.
@@ -29,7 +30,7 @@ func docFor(v string) string {
 	return "romm-openapi-5.3.1.json"
 }
 
-var infoVersionRE = regexp.MustCompile(`("info"\s*:\s*\{[^{}]*"version"\s*:\s*)"[^"]*"`)
+var infoVersionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`("info"\s*:\s*\{[^{}]*"version"\s*:\s*)"[^"]*"`) })
 
 func loadOpenAPI(dir, version string) openAPIDoc {
 	if dir == "" {
@@ -48,7 +49,7 @@ func loadOpenAPI(dir, version string) openAPIDoc {
 		min := fmt.Appendf(nil, `{"openapi":"3.1.0","info":{"title":"RomM API","version":%q},"paths":{}}`, version)
 		return openAPIDoc{body: min, source: fmt.Sprintf("minimal document (%s: %v; set Options.ReferenceDir)", name, err)}
 	}
-	loc := infoVersionRE.FindSubmatchIndex(body)
+	loc := infoVersionRE().FindSubmatchIndex(body)
 	if loc == nil {
 		return openAPIDoc{body: body, source: p}
 	}

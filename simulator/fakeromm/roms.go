@@ -3,6 +3,7 @@ package fakeromm
 import (
 	"encoding/base64"
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -58,9 +59,9 @@ func always(version) bool { return true }
 
 // playableSlugs are platforms EmulatorJS plays in the browser
 // (roms_handler.py EJS_SUPPORTED_PLATFORMS, the ones the fake has).
-var playableSlugs = map[string]bool{"nes": true, "snes": true, "genesis": true, "psx": true, "gb": true,
-	"gbc": true, "gba": true, "n64": true, "sms": true, "gamegear": true, "segacd": true, "sega32": true,
-	"tg16": true, "atari2600": true, "atari7800": true, "lynx": true, "nds": true, "arcade": true}
+var playableSlugs = []string{"nes", "snes", "genesis", "psx", "gb",
+	"gbc", "gba", "n64", "sms", "gamegear", "segacd", "sega32",
+	"tg16", "atari2600", "atari7800", "lynx", "nds", "arcade"}
 
 // parseROMQuery reads the filters of get_roms that this version declares.
 func (s *Server) parseROMQuery(p *params) romQuery {
@@ -229,7 +230,7 @@ func (s *Server) boolOf(name string, r ROM) bool {
 		return false
 	case "playable":
 		p, _ := s.lib.platform(r.PlatformID)
-		return playableSlugs[p.Slug]
+		return slices.Contains(playableSlugs, p.Slug)
 	}
 	// duplicate, last_played, has_ra, verified, has_saves, has_states,
 	// has_soundtrack, physical: nothing in the fake's library is.

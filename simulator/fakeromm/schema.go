@@ -4,6 +4,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -316,12 +317,12 @@ func emptyIfNil[T any](s []T) []T {
 }
 
 // tagRE is a "(...)" or "[...]" tag in a file name.
-var tagRE = regexp.MustCompile(`\s*[\(\[][^\)\]]*[\)\]]`)
+var tagRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\s*[\(\[][^\)\]]*[\)\]]`) })
 
 // noTags is fs_name_no_tags: the name without its extension and tags.
 func noTags(fsName, ext string) string {
 	base := strings.TrimSuffix(fsName, dotExt(ext))
-	return strings.TrimSpace(tagRE.ReplaceAllString(base, ""))
+	return strings.TrimSpace(tagRE().ReplaceAllString(base, ""))
 }
 
 func dotExt(ext string) string {

@@ -3,6 +3,7 @@ package fakeromm
 import (
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // synthetic describes the generated ROMs: ROM firstID+i is the i-th, on
@@ -56,15 +57,21 @@ var synthPlatforms = []struct{ fs, slug, name, ext string }{
 
 // Words of synthetic names: about 30,000 combinations, times nine numbers.
 var (
-	synthAdjectives = strings.Fields("Crystal Iron Silent Golden Hidden Neon Lost Frozen Burning Velvet Hollow Broken " +
-		"Rapid Ancient Electric Shadow Lunar Solar Wild Royal Savage Tiny Mighty Crimson Emerald Cosmic Turbo Final " +
-		"Eternal Thunder Mystic Atomic")
-	synthNouns = strings.Fields("Harbor Kingdom Circuit Fortress Garden Engine Legend Voyage Arena Tower Forest " +
-		"Galaxy Canyon Dragon Knight Racer Pilot Island Temple Castle Comet Ninja Robot Wizard Pirate Falcon Tiger " +
-		"Ghost Warrior Planet Rocket Ocean")
-	synthSuffixes = strings.Fields("Adventure Tactics Chronicles Saga Quest Rally Strikers Odyssey Legends Warriors " +
-		"Heroes Deluxe Arcade Party Blast Battle Dash Fighters Story Trials Masters Rush Zero Origins Unleashed " +
-		"Revenge Returns Frontier Horizon Invasion Redux")
+	synthAdjectives = sync.OnceValue(func() []string {
+		return strings.Fields("Crystal Iron Silent Golden Hidden Neon Lost Frozen Burning Velvet Hollow Broken " +
+			"Rapid Ancient Electric Shadow Lunar Solar Wild Royal Savage Tiny Mighty Crimson Emerald Cosmic Turbo Final " +
+			"Eternal Thunder Mystic Atomic")
+	})
+	synthNouns = sync.OnceValue(func() []string {
+		return strings.Fields("Harbor Kingdom Circuit Fortress Garden Engine Legend Voyage Arena Tower Forest " +
+			"Galaxy Canyon Dragon Knight Racer Pilot Island Temple Castle Comet Ninja Robot Wizard Pirate Falcon Tiger " +
+			"Ghost Warrior Planet Rocket Ocean")
+	})
+	synthSuffixes = sync.OnceValue(func() []string {
+		return strings.Fields("Adventure Tactics Chronicles Saga Quest Rally Strikers Odyssey Legends Warriors " +
+			"Heroes Deluxe Arcade Party Blast Battle Dash Fighters Story Trials Masters Rush Zero Origins Unleashed " +
+			"Revenge Returns Frontier Horizon Invasion Redux")
+	})
 	synthRegions = []string{"USA", "Europe", "Japan", "World", "USA, Europe"}
 	synthGenres  = []string{"Action", "Adventure", "Platform", "Racing", "Shooter", "Puzzle", "Sport", "Role-playing (RPG)"}
 )
@@ -128,7 +135,7 @@ func (s synthetic) platformOf(id int) int { return s.platforms[(id-s.firstID)%le
 func (s synthetic) name(id int) string {
 	h := splitmix64(uint64(id))
 	pick := func(words []string, bits uint64) string { return words[bits%uint64(len(words))] }
-	return fmt.Sprintf("%s %s %s %d", pick(synthAdjectives, h), pick(synthNouns, h>>8), pick(synthSuffixes, h>>16), 1+(h>>24)%9)
+	return fmt.Sprintf("%s %s %s %d", pick(synthAdjectives(), h), pick(synthNouns(), h>>8), pick(synthSuffixes(), h>>16), 1+(h>>24)%9)
 }
 
 // missing: every seventh synthetic ROM is a row without a file, as on the
