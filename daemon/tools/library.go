@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/daemon/library/platforms"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romm"
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
@@ -65,20 +64,21 @@ type platformView struct {
 	esKnown bool // ES answered: folders are limited to the systems it lists
 }
 
-// platformsOf reads RomM's platforms and maps each to a folder ES lists.
-// When ES does not answer, the folders are not filtered (and esKnown says
-// so).
-func platformsOf(ctx context.Context, r RomM, e ES, m *platforms.Map) (platformView, error) {
+// platformsOf reads RomM's platforms and maps each to a folder ES lists
+// (the catalog's list of ES's systems: one fetch serves the search index,
+// the on-cabinet index and this, until ES reloads). When ES does not
+// answer, the folders are not filtered (and esKnown says so).
+func platformsOf(ctx context.Context, r RomM, cat *catalog, m *platforms.Map) (platformView, error) {
 	list, err := r.Platforms(ctx)
 	if err != nil {
 		return platformView{}, err
 	}
 	var listed map[string]bool
 	v := platformView{list: list, folders: map[int]string{}, byID: map[int]romm.Platform{}}
-	if systems, err := e.Systems(ctx); err == nil {
-		listed = map[string]bool{}
-		for _, s := range es.GameSystems(systems) {
-			listed[s.Name] = true
+	if _, systems, err := cat.index(ctx); err == nil {
+		listed = make(map[string]bool, len(systems))
+		for _, s := range systems {
+			listed[s] = true
 		}
 		v.esKnown = true
 	}

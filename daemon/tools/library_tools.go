@@ -105,7 +105,7 @@ func (l libraryTools) status(ctx context.Context) libraryStatusResult {
 					res.Warnings = append(res.Warnings, fmt.Sprintf("RomM scope %s: %s", s, untrusted.Clean(err.Error(), maxErrorRunes)))
 				}
 			}
-			if view, err := platformsOf(ctx, r, l.es, l.lib.Platforms); err == nil {
+			if view, err := platformsOf(ctx, r, l.mark.cat, l.lib.Platforms); err == nil {
 				for _, p := range view.list {
 					if _, ok := view.folders[p.ID]; !ok && p.ROMCount > 0 {
 						st.UnmappedPlatforms = append(st.UnmappedPlatforms, p.Slug)
@@ -217,7 +217,7 @@ func (l libraryTools) search(ctx context.Context, a librarySearchArgs) (libraryS
 	limit = min(limit, libraryMaxLimit)
 	res := librarySearchResult{Hits: []libraryHit{}, Warnings: []string{}}
 	if r := l.lib.RomM; r != nil {
-		view, err := platformsOf(ctx, r, l.es, l.lib.Platforms)
+		view, err := platformsOf(ctx, r, l.mark.cat, l.lib.Platforms)
 		if err != nil {
 			return res, rommFailure("read RomM's platforms", err)
 		}
@@ -395,7 +395,7 @@ func (l libraryTools) getROM(ctx context.Context, a getROMArgs) (getROMResult, e
 	if err != nil {
 		return getROMResult{}, rommFailure(fmt.Sprintf("read RomM ROM %d", a.ROMID), err)
 	}
-	view, err := platformsOf(ctx, r, l.es, l.lib.Platforms)
+	view, err := platformsOf(ctx, r, l.mark.cat, l.lib.Platforms)
 	if err != nil {
 		return getROMResult{}, rommFailure("read RomM's platforms", err)
 	}
@@ -482,7 +482,7 @@ func (l libraryTools) listPlatformsTool() (mcp.Tool, server.ToolHandlerFunc) {
 			req("batocera_system", str("The Batocera system folder, or unmapped.")),
 		)))))
 	return t, typed(func(ctx context.Context, _ none) (platformsResult, error) {
-		view, err := platformsOf(ctx, l.lib.RomM, l.es, l.lib.Platforms)
+		view, err := platformsOf(ctx, l.lib.RomM, l.mark.cat, l.lib.Platforms)
 		if err != nil {
 			return platformsResult{}, rommFailure("read RomM's platforms", err)
 		}
@@ -620,7 +620,7 @@ func (l libraryTools) getCollectionTool() (mcp.Tool, server.ToolHandlerFunc) {
 		if err != nil {
 			return getCollectionResult{}, rommFailure("read the collection", err)
 		}
-		view, err := platformsOf(ctx, r, l.es, l.lib.Platforms)
+		view, err := platformsOf(ctx, r, l.mark.cat, l.lib.Platforms)
 		if err != nil {
 			return getCollectionResult{}, rommFailure("read RomM's platforms", err)
 		}
