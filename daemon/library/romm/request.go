@@ -89,7 +89,12 @@ func (c *Client) do(ctx context.Context, r request) (int, []byte, error) {
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
-		return 0, nil, c.transportError(ctx, r, err)
+		if ctx.Err() != nil {
+			return 0, nil, c.transportError(ctx, r, err)
+		}
+		// RomM answered and the answer broke off: not an address problem.
+		return 0, nil, newError(nil, nil, "RomM's answer to %s was cut off (%s): retry; if it keeps happening, look at RomM's log or the proxy in front of it",
+			r.route(), c.redact(untrusted.Clean(err.Error(), 200)))
 	}
 	if int64(len(body)) > limit {
 		if ok {
@@ -122,8 +127,11 @@ func (c *Client) do(ctx context.Context, r request) (int, []byte, error) {
 }
 
 func (c *Client) tooLarge(r request) error {
-	return newError(ErrTooLarge, nil, "RomM's answer to %s is larger than %d MiB: ask for fewer items (a smaller limit)",
-		r.route(), r.max>>20)
+	advice := "RomM never sends that much here: is cabinet.romm.url RomM's address?"
+	if r.query.Get("limit") != "" {
+		advice = "ask for fewer items (a smaller limit)"
+	}
+	return newError(ErrTooLarge, nil, "RomM's answer to %s is larger than %d MiB: %s", r.route(), r.max>>20, advice)
 }
 
 // looksHTML spots login pages, proxies' error pages and a URL that points at RomM's web UI.
