@@ -92,6 +92,9 @@ type RomM struct {
 	// PlatformMap overrides the RomM slug → Batocera folder mapping
 	// (cabinet.romm.platform_map=<romm slug>:<batocera folder>,…).
 	PlatformMap map[string]string
+	// ReportPlay sends activity and play sessions to RomM once the cabinet
+	// is paired (cabinet.romm.report_play).
+	ReportPlay bool
 }
 
 // ROMarr is the household's ROMarr server.
