@@ -1,0 +1,66 @@
+package outbox
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/batocera-cabinet/cabinet/haentities"
+)
+
+func TestRommQueue(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "cabinet.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	t0 := time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
+	sess := func(id string, at time.Time) haentities.Session {
+		return haentities.Session{ID: id, Game: id, System: "nes", Rom: "/userdata/roms/nes/" + id + ".nes", Started: at, Ended: at.Add(time.Hour), Duration: time.Hour}
+	}
+	if err := s.Update(func(tx *Tx) error {
+		for i, id := range []string{"s0-before-pairing", "s1", "s2", "s3"} {
+			if err := tx.AppendSession(sess(id, t0.Add(time.Duration(i)*time.Hour))); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	paired := t0.Add(30 * time.Minute)
+	ids := func(list []haentities.Session) (out []string) {
+		for _, s := range list {
+			out = append(out, s.ID)
+		}
+		return out
+	}
+	got, err := s.RommPending(paired, t0, 0)
+	if err != nil || len(got) != 3 || got[0].ID != "s1" || got[2].ID != "s3" {
+		t.Fatalf("pending %v, %v; want s1 s2 s3 oldest first (not the session before pairing)", ids(got), err)
+	}
+	now := t0.Add(10 * time.Hour)
+	if err := s.MarkRomm(map[string]RommMark{
+		"s1": {State: RommDelivered, ROMID: 7},
+		"s2": {State: RommUnmatched},
+		"s3": {State: RommRetry, Attempts: 1, NextTry: now.Add(time.Minute), Detail: "RomM answered 502"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.RommPending(paired, now, 0); len(got) != 0 {
+		t.Errorf("pending %v right after the marks, want none (s3 waits for its retry)", ids(got))
+	}
+	if got, _ := s.RommPending(paired, now.Add(2*time.Minute), 0); len(got) != 1 || got[0].ID != "s3" {
+		t.Errorf("pending %v after the retry time, want s3", ids(got))
+	}
+	c, err := s.RommStats(paired)
+	if err != nil || c != (RommCounts{Delivered: 1, Unmatched: 1, Retrying: 1}) {
+		t.Errorf("stats %+v, %v", c, err)
+	}
+	if got, _ := s.RommPending(paired, now.Add(2*time.Minute), 0); len(got) != 1 {
+		t.Errorf("limit ignored? %v", ids(got))
+	}
+	if err := s.MarkRomm(map[string]RommMark{"": {State: RommDelivered}}); err == nil {
+		t.Error("an empty session id was marked")
+	}
+}
