@@ -40,11 +40,18 @@ type RommMark struct {
 // maxRommDetail bounds a kept failure reason.
 const maxRommDetail = 300
 
+// RommItem is a session RomM still lacks, with its last mark (zero when
+// it was never tried).
+type RommItem struct {
+	Session haentities.Session
+	Mark    RommMark
+}
+
 // RommPending returns up to limit logged sessions started at or after
 // since that RomM still lacks: no mark, or a retry mark due by now. Oldest
 // first, so RomM's history fills in order.
-func (s *Store) RommPending(since, now time.Time, limit int) ([]haentities.Session, error) {
-	var out []haentities.Session
+func (s *Store) RommPending(since, now time.Time, limit int) ([]RommItem, error) {
+	var out []RommItem
 	err := s.view(func(tx *bolt.Tx) error {
 		marks := tx.Bucket(bRomm)
 		c := tx.Bucket(bSessions).Cursor()
@@ -56,15 +63,15 @@ func (s *Store) RommPending(since, now time.Time, limit int) ([]haentities.Sessi
 			if json.Unmarshal(v, &sess) != nil || !bytes.Equal(k, []byte(sess.ID)) || sess.Started.Before(since) {
 				continue
 			}
+			var m RommMark
 			if marks != nil {
 				if raw := marks.Get(k); raw != nil {
-					var m RommMark
 					if json.Unmarshal(raw, &m) == nil && (m.State != RommRetry || now.Before(m.NextTry)) {
 						continue
 					}
 				}
 			}
-			out = append(out, sess)
+			out = append(out, RommItem{Session: sess, Mark: m})
 		}
 		return nil
 	})

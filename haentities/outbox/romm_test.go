@@ -29,14 +29,14 @@ func TestRommQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	paired := t0.Add(30 * time.Minute)
-	ids := func(list []haentities.Session) (out []string) {
-		for _, s := range list {
-			out = append(out, s.ID)
+	ids := func(list []RommItem) (out []string) {
+		for _, it := range list {
+			out = append(out, it.Session.ID)
 		}
 		return out
 	}
 	got, err := s.RommPending(paired, t0, 0)
-	if err != nil || len(got) != 3 || got[0].ID != "s1" || got[2].ID != "s3" {
+	if err != nil || len(got) != 3 || got[0].Session.ID != "s1" || got[2].Session.ID != "s3" {
 		t.Fatalf("pending %v, %v; want s1 s2 s3 oldest first (not the session before pairing)", ids(got), err)
 	}
 	now := t0.Add(10 * time.Hour)
@@ -50,8 +50,8 @@ func TestRommQueue(t *testing.T) {
 	if got, _ := s.RommPending(paired, now, 0); len(got) != 0 {
 		t.Errorf("pending %v right after the marks, want none (s3 waits for its retry)", ids(got))
 	}
-	if got, _ := s.RommPending(paired, now.Add(2*time.Minute), 0); len(got) != 1 || got[0].ID != "s3" {
-		t.Errorf("pending %v after the retry time, want s3", ids(got))
+	if got, _ := s.RommPending(paired, now.Add(2*time.Minute), 0); len(got) != 1 || got[0].Session.ID != "s3" || got[0].Mark.Attempts != 1 {
+		t.Errorf("pending %v after the retry time, want s3 with its one attempt", ids(got))
 	}
 	c, err := s.RommStats(paired)
 	if err != nil || c != (RommCounts{Delivered: 1, Unmatched: 1, Retrying: 1}) {

@@ -1,0 +1,181 @@
+// Package rommreport sends the play sessions the tracker logs to RomM's
+// play history once the cabinet is paired. The store's session history is
+// the queue (haentities/outbox RommPending/MarkRomm): whoever logs a
+// session queues it, and the daemon's Reporter drains it — in order, in
+// batches RomM accepts, with backoff, exactly once from Cabinet's side
+// (RomM answers duplicate for a session it has, and that counts as
+// delivered). A session whose game RomM does not know is marked unmatched
+// and not retried.
+package rommreport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/batocera-cabinet/cabinet/haentities"
+	"github.com/batocera-cabinet/cabinet/haentities/outbox"
+	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
+)
+
+// Store is the queue: the store's session history and RomM marks.
+type Store interface {
+	RommPending(since, now time.Time, limit int) ([]outbox.RommItem, error)
+	MarkRomm(marks map[string]outbox.RommMark) error
+}
+
+// Session is one session as RomM takes it.
+type Session struct {
+	ROMID      int
+	Start, End time.Time
+	Duration   time.Duration
+}
+
+// Result is RomM's answer for one session, in the order sent.
+type Result struct {
+	Status string // created, duplicate, error
+	Detail string
+}
+
+// Poster sends up to MaxBatch sessions to RomM's play history (the RomM
+// client's PostPlaySessions, adapted).
+type Poster interface {
+	Post(ctx context.Context, s []Session) ([]Result, error)
+}
+
+// Resolver finds the RomM ROM a session played. known is false when RomM
+// does not have the game (the session is then unmatched).
+type Resolver interface {
+	ROMID(ctx context.Context, s haentities.Session) (id int, known bool, err error)
+}
+
+// MaxBatch is the most sessions RomM takes in one request.
+const MaxBatch = 100
+
+// Backoff of a failed session: doubled per attempt from Min, at most Max.
+const (
+	MinBackoff = 30 * time.Second
+	MaxBackoff = 6 * time.Hour
+)
+
+// Reporter drains the queue.
+type Reporter struct {
+	Store   Store
+	Post    Poster
+	Resolve Resolver
+	// Since is when the cabinet was paired: earlier sessions are sent only
+	// on request (backfill sets it earlier).
+	Since time.Time
+	Now   func() time.Time
+}
+
+// Pass is what one Drain did.
+type Pass struct {
+	Delivered, Unmatched, Retrying int
+}
+
+// Drain sends everything pending now, batch after batch, and marks each
+// session. It stops at the first failed batch (the rest waits for the next
+// pass) and returns what it did with the error.
+func (r *Reporter) Drain(ctx context.Context) (Pass, error) {
+	var p Pass
+	now := r.now()
+	for {
+		pending, err := r.Store.RommPending(r.Since, now, MaxBatch)
+		if err != nil {
+			return p, fmt.Errorf("read the sessions RomM still lacks: %w", err)
+		}
+		if len(pending) == 0 {
+			return p, nil
+		}
+		marks := map[string]outbox.RommMark{}
+		attempts := map[string]int{}
+		var batch []Session
+		var ids []string
+		for _, it := range pending {
+			s := it.Session
+			attempts[s.ID] = it.Mark.Attempts
+			id, known, err := r.Resolve.ROMID(ctx, s)
+			switch {
+			case ctx.Err() != nil:
+				return p, ctx.Err()
+			case err != nil:
+				marks[s.ID] = retry(0, attempts[s.ID], now, err.Error())
+				p.Retrying++
+			case !known:
+				marks[s.ID] = outbox.RommMark{State: outbox.RommUnmatched, Detail: "RomM does not have this game"}
+				p.Unmatched++
+			case !s.Ended.After(s.Started):
+				// RomM refuses an end not after the start; the tracker never
+				// logs one, but a damaged record must not be retried for ever.
+				marks[s.ID] = outbox.RommMark{State: outbox.RommUnmatched, ROMID: id, Detail: "the session ends before it starts"}
+				p.Unmatched++
+			default:
+				batch = append(batch, Session{ROMID: id, Start: s.Started, End: s.Ended, Duration: s.Duration})
+				ids = append(ids, s.ID)
+				marks[s.ID] = outbox.RommMark{State: outbox.RommDelivered, ROMID: id}
+			}
+		}
+		var postErr error
+		if len(batch) > 0 {
+			results, err := r.Post.Post(ctx, batch)
+			switch {
+			case err != nil:
+				postErr = err
+				for _, id := range ids {
+					marks[id] = retry(marks[id].ROMID, attempts[id], now, err.Error())
+				}
+				p.Retrying += len(ids)
+			case len(results) != len(batch):
+				postErr = fmt.Errorf("RomM answered %d results for %d sessions", len(results), len(batch))
+				for _, id := range ids {
+					marks[id] = retry(marks[id].ROMID, attempts[id], now, postErr.Error())
+				}
+				p.Retrying += len(ids)
+			default:
+				for i, res := range results {
+					id := ids[i]
+					switch res.Status {
+					case "created", "duplicate":
+						p.Delivered++
+					default:
+						marks[id] = retry(marks[id].ROMID, attempts[id], now, "RomM refused it: "+untrusted.Clean(res.Detail, 200))
+						p.Retrying++
+					}
+				}
+			}
+		}
+		if err := r.Store.MarkRomm(marks); err != nil {
+			return p, fmt.Errorf("record RomM's answer: %w", err)
+		}
+		if postErr != nil {
+			if errors.Is(postErr, context.Canceled) {
+				return p, postErr
+			}
+			return p, fmt.Errorf("send %d play sessions to RomM: %w", len(batch), postErr)
+		}
+		if len(pending) < MaxBatch {
+			return p, nil
+		}
+	}
+}
+
+// retry marks a failed session for a later pass: MinBackoff after the
+// first failure, doubling with each, at most MaxBackoff — RomM being away
+// for a day costs a handful of tries, not thousands.
+func retry(romID, before int, now time.Time, why string) outbox.RommMark {
+	wait := MinBackoff
+	for i := 0; i < before && wait < MaxBackoff; i++ {
+		wait *= 2
+	}
+	return outbox.RommMark{State: outbox.RommRetry, ROMID: romID, Attempts: before + 1, NextTry: now.Add(min(wait, MaxBackoff)),
+		Detail: untrusted.Clean(why, 300)}
+}
+
+func (r *Reporter) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
