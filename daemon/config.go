@@ -32,6 +32,8 @@ type Config struct {
 	LogLevel    string
 	// Secrets are scrubbed from every log line.
 	Secrets []string
+	// RomM is where play sessions are reported (off unless paired).
+	RomM RomMReport
 }
 
 // HTTP is MCP over Streamable HTTP.

@@ -205,6 +205,7 @@ func Run(ctx context.Context, opts Options) error {
 		{"names", d.cacheNames},
 		{"mcp-http", func(ctx context.Context) error { return d.serveHTTP(ctx, httpLn) }},
 		{"diagnostics", d.publishDiagnostics},
+		{"romm-report", d.reportRomM},
 	}
 	parts = append(parts, watchers...)
 	if inboxWatch != nil {

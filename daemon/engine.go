@@ -40,6 +40,9 @@ type engine struct {
 	applied chan struct{} // closed and replaced after every apply (watchers wait on it)
 
 	wake chan struct{} // drain request
+	// logged is signalled when an apply logged sessions: the RomM reporter
+	// sends them without waiting for its next round.
+	logged chan struct{}
 	// draining admits one drain at a time: the drain loop, the announce
 	// after a connect and the last drain at shutdown would otherwise read
 	// the same pending messages and publish them twice, out of order.
@@ -48,7 +51,7 @@ type engine struct {
 
 func newEngine(owner *journal.Owner, rules journal.Rules, clk clock.Clock, log zerolog.Logger, after func(journal.Keyed)) *engine {
 	return &engine{owner: owner, rules: rules, clock: clk, log: log, after: after,
-		wake: make(chan struct{}, 1), applied: make(chan struct{}), draining: make(chan struct{}, 1)}
+		wake: make(chan struct{}, 1), logged: make(chan struct{}, 1), applied: make(chan struct{}), draining: make(chan struct{}, 1)}
 }
 
 func (e *engine) store() *outbox.Store { return e.owner.Store }
@@ -97,6 +100,12 @@ func (e *engine) apply(items ...journal.Keyed) (journal.Result, error) {
 	e.mu.Unlock()
 	for _, k := range res.Applied {
 		e.after(k)
+	}
+	if len(res.Logged) > 0 {
+		select {
+		case e.logged <- struct{}{}:
+		default:
+		}
 	}
 	e.kick()
 	return res, nil

@@ -84,7 +84,7 @@ func toolsSettings(cfg *config.Config) tools.Settings {
 	p.ScreenshotDir = cfg.ScreenshotPath()
 	return tools.Settings{ESURL: cfg.ESURL, RetroArchAddr: cfg.RetroArchAddr, Paths: p, Name: cfg.Name,
 		ReadOnly: cfg.MCP.ReadOnly, DryRun: cfg.MCP.DryRun, Root: cfg.Root,
-		RomM: tools.RomMSettings{URL: cfg.RomM.URL, Token: cfg.RomM.Token.Reveal(), CAFile: resolvedFile(cfg, cfg.RomM.CAFile),
+		RomM: tools.RomMSettings{URL: cfg.RomM.URL, Token: rommToken(cfg), CAFile: resolvedFile(cfg, cfg.RomM.CAFile),
 			PlatformMap: cfg.RomM.PlatformMap},
 		ROMarr:      tools.ROMarrSettings{URL: cfg.ROMarr.URL, APIKey: cfg.ROMarr.APIKey.Reveal()},
 		AllowWrites: cfg.Library.AllowWrites}
@@ -125,7 +125,27 @@ func daemonConfig(l *config.Loaded, version string) (daemon.Loaded, error) {
 	if cfg.MQTTEnabled() {
 		dc.MQTT = mqttOptions(cfg, clientID)
 	}
+	dc.RomM = rommReport(cfg)
+	if dc.RomM.Token != "" {
+		dc.Secrets = append(dc.Secrets, dc.RomM.Token)
+	}
 	return daemon.Loaded{Config: dc, Warnings: l.Warnings, Err: l.Err}, nil
+}
+
+// rommReport is where play sessions go: RomM, once the cabinet is paired
+// with the RomM of cabinet.romm.url, unless cabinet.romm.report_play is
+// off. A configured token carries no device of the cabinet's, so only a
+// paired one reports.
+func rommReport(cfg *config.Config) daemon.RomMReport {
+	if !cfg.RomM.ReportPlay || cfg.RomM.URL == "" {
+		return daemon.RomMReport{}
+	}
+	p, err := rommStore(cfg).Load()
+	if err != nil || p.URL != cfg.RomM.URL || p.DeviceID == "" {
+		return daemon.RomMReport{}
+	}
+	return daemon.RomMReport{URL: cfg.RomM.URL, Token: p.Token, CAFile: resolvedFile(cfg, cfg.RomM.CAFile), DeviceID: p.DeviceID,
+		Since: p.PairedAt, Root: cfg.Root, PlatformMap: cfg.RomM.PlatformMap}
 }
 
 // batoceraVersion reads /usr/share/batocera/batocera.version ("41

@@ -57,8 +57,15 @@ var rigSeq atomic.Int64
 // or replace these defaults.
 func newRig(t testing.TB, b *testBroker, extra ...string) *rig {
 	t.Helper()
+	return newRigWith(t, b, simulator.Options{}, extra...)
+}
+
+// newRigWith is newRig with more of the simulator (its fake RomM).
+func newRigWith(t testing.TB, b *testBroker, so simulator.Options, extra ...string) *rig {
+	t.Helper()
 	r := &rig{t: t, id: fmt.Sprintf("d%d", rigSeq.Add(1)), broker: b, logs: &cabinettest.LogBuffer{}}
-	cab, err := simulator.Start(simulator.Options{Dir: cabinettest.TempDir(t, "sim"), LaunchDelay: 20 * time.Millisecond})
+	so.Dir, so.LaunchDelay = cabinettest.TempDir(t, "sim"), 20*time.Millisecond
+	cab, err := simulator.Start(so)
 	if err != nil {
 		t.Fatalf("simulator: %v", err)
 	}

@@ -1,10 +1,6 @@
 package fakeromm
 
-import (
-	"crypto/subtle"
-	"net/http"
-	"strings"
-)
+import "net/http"
 
 // authorize checks the caller for scope ("" for an open route) the way
 // RomM's protected_route does, and answers the refusal itself. A token
@@ -15,7 +11,8 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request, scope string)
 	if scope == "" {
 		return true
 	}
-	if !s.authenticated(r) {
+	id, ok := s.caller(r)
+	if !ok {
 		if s.ver.split401 {
 			w.Header().Set("WWW-Authenticate", "Bearer")
 			writeDetail(w, http.StatusUnauthorized, "Not authenticated")
@@ -24,30 +21,21 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request, scope string)
 		writeDetail(w, http.StatusForbidden, "Forbidden")
 		return false
 	}
-	for _, sc := range s.opts.Scopes {
-		if sc == scope {
-			return true
-		}
+	if id.has(scope) {
+		return true
 	}
 	writeDetail(w, http.StatusForbidden, "Forbidden")
 	return false
 }
 
+// authenticated: r carries a token the fake accepts (see caller).
 func (s *Server) authenticated(r *http.Request) bool {
-	s.mu.Lock()
-	revoked := s.revoked
-	s.mu.Unlock()
-	if revoked {
-		return false
-	}
-	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
-	}
-	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(s.opts.Token)) == 1
+	_, ok := s.caller(r)
+	return ok
 }
 
-// Revoke makes the token invalid from now on, as deleting it in RomM's UI
+// Revoke makes Options.Token invalid from now on (tokens issued by a pair
+// code or the device flow stay valid), as deleting it in RomM's UI
 // does mid-session; Restore makes it valid again.
 func (s *Server) Revoke() {
 	s.init()

@@ -1,7 +1,9 @@
 // Package fakeromm is a fake RomM server: an http.Handler answering the
-// read side of RomM's REST API the way RomM 4.8.0 to 5.3.1 answer it, with
-// JSON shaped by RomM's own 5.3.1 OpenAPI document (the conformance test
-// runs it behind Stoplight Prism's validating proxy).
+// read side of RomM's REST API, and the writes a cabinet makes (pair-code
+// exchange, the device flow, devices, activity heartbeats, play sessions),
+// the way RomM 4.8.0 to 5.3.1 answer them, with JSON shaped by RomM's own
+// 5.3.1 OpenAPI document (the conformance tests run it behind Stoplight
+// Prism's validating proxy).
 //
 // It serves a small library of real files generated in Go at start (single
 // ROMs, a one-member zip, a multi-member zip, a multi-disc folder, across
@@ -110,6 +112,8 @@ type Server struct {
 	requests []Request
 	dropped  int
 	seq      uint64
+
+	state writeState // devices, tokens, activity, play sessions (state.go)
 }
 
 // New returns a Server for opts, or an error naming the option to fix.

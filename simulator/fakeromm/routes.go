@@ -30,6 +30,7 @@ func (s *Server) routes() http.Handler {
 	rt.add("GET", "/api/firmware", nil, s.listFirmware)
 	rt.add("GET", "/api/firmware/{id}", nil, s.getFirmware)
 	rt.add("GET|HEAD", "/api/firmware/{id}/content/{file_name}", nil, s.firmwareContent)
+	s.writeRoutes(rt)
 	return rt
 }
 

@@ -1,0 +1,51 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/batocera-cabinet/cabinet/simulator"
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
+	"github.com/batocera-cabinet/cabinet/simulator/esevents"
+	"github.com/batocera-cabinet/cabinet/simulator/fakeromm"
+)
+
+// TestRomMPlaySessions: a cabinet paired with RomM (`cabinet romm pair
+// --code`, against the fake RomM) sends the sessions it logs to RomM's play
+// history: the game RomM has (found by the file's hashes) with its rom_id,
+// once, and a game RomM does not have is kept unmatched, not sent.
+func TestRomMPlaySessions(t *testing.T) {
+	r := newRigWith(t, nil, simulator.Options{RomM: true}, "cabinet.romm.token_file=")
+	fr := r.cab.RomM
+	code := fr.NewPairCode(append(fakeromm.ReadScopes(), fakeromm.WriteScopes()...))
+	if out, exit, _ := runCabinet(t, r.env(), "romm", "pair", "--code", code); exit != 0 {
+		t.Fatalf("cabinet romm pair --code: exit %d\n%s", exit, out)
+	}
+	r.start()
+
+	rom := r.cab.RomMGamePath()
+	name := "Alpha Quest"
+	r.hook(append([]string{"game-start"}, esevents.GameStartArgs(rom, name)...)...)
+	time.Sleep(1100 * time.Millisecond) // RomM keeps whole seconds: a session of at least one
+	r.hook("game-end")
+	other := "/userdata/roms/nes/Homebrew_Not_In_RomM.nes"
+	r.hook(append([]string{"game-start"}, esevents.GameStartArgs(other, "Homebrew")...)...)
+	time.Sleep(1100 * time.Millisecond)
+	r.hook("game-end")
+
+	cabinettest.WaitFor(t, 30*time.Second, "RomM receives the session", nil, func() (bool, string) {
+		got := fr.PlaySessions()
+		return len(got) >= 1, fmt.Sprintf("%+v", got)
+	})
+	// The unmatched one is not sent later either.
+	time.Sleep(2 * time.Second)
+	got := fr.PlaySessions()
+	if len(got) != 1 || got[0].ROMID != fakeromm.ROMAlphaQuest || got[0].DeviceID == "" || !got[0].EndTime.After(got[0].StartTime) {
+		t.Fatalf("RomM's play history: %+v; want one session of Alpha Quest (rom %d) from the cabinet's device", got, fakeromm.ROMAlphaQuest)
+	}
+	if !strings.Contains(r.logs.String(), "play sessions reported to RomM") {
+		t.Errorf("the daemon did not log the report:\n%s", r.logs.Tail())
+	}
+}
