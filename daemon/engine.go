@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/batocera-cabinet/cabinet/daemon/clock"
+	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/haentities/outbox"
 	"github.com/batocera-cabinet/cabinet/hook/journal"
 )
@@ -40,9 +41,10 @@ type engine struct {
 	applied chan struct{} // closed and replaced after every apply (watchers wait on it)
 
 	wake chan struct{} // drain request
-	// logged is signalled when an apply logged sessions: the RomM reporter
-	// sends them without waiting for its next round.
+	// logged is signalled when an apply logged sessions or started or ended
+	// a game: the RomM reporter acts without waiting for its next round.
 	logged chan struct{}
+	snap   haentities.Snapshot // the states after the latest apply
 	// draining admits one drain at a time: the drain loop, the announce
 	// after a connect and the last drain at shutdown would otherwise read
 	// the same pending messages and publish them twice, out of order.
@@ -97,11 +99,13 @@ func (e *engine) apply(items ...journal.Keyed) (journal.Result, error) {
 	}
 	close(e.applied)
 	e.applied = make(chan struct{})
+	gameChanged := e.snap.Playing != res.Snapshot.Playing || e.snap.Current.ID != res.Snapshot.Current.ID
+	e.snap = res.Snapshot
 	e.mu.Unlock()
 	for _, k := range res.Applied {
 		e.after(k)
 	}
-	if len(res.Logged) > 0 {
+	if len(res.Logged) > 0 || gameChanged {
 		select {
 		case e.logged <- struct{}{}:
 		default:
@@ -109,6 +113,13 @@ func (e *engine) apply(items ...journal.Keyed) (journal.Result, error) {
 	}
 	e.kick()
 	return res, nil
+}
+
+// snapshot is the states after the latest apply.
+func (e *engine) snapshot() haentities.Snapshot {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.snap
 }
 
 // arm (e.mu held) replaces the pending flush or retry: one timer, because

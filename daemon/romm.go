@@ -44,6 +44,12 @@ func (d *Daemon) reportRomM(ctx context.Context) error {
 	var resolver *rommreport.FileResolver
 	var client *romm.Client
 	lastErr := ""
+	var act activity
+	defer func() {
+		if client != nil {
+			act.clear(context.Background(), client, cur.DeviceID) // the game's activity ends with the daemon
+		}
+	}()
 	for {
 		cfg := d.config().RomM
 		if cfg.enabled() {
@@ -77,6 +83,7 @@ func (d *Daemon) reportRomM(ctx context.Context) error {
 					d.log.Info().Int("delivered", pass.Delivered).Int("unmatched", pass.Unmatched).Int("retrying", pass.Retrying).
 						Msg("play sessions reported to RomM")
 				}
+				act.keep(ctx, d, client, resolver, cfg.DeviceID)
 			}
 		}
 		select {
@@ -159,4 +166,59 @@ func (l rommLookup) ByName(ctx context.Context, folder, name string, size int64)
 		}
 	}
 	return 0, rommreport.ErrUnknown
+}
+
+// activity keeps RomM's "now playing" for the cabinet: a heartbeat for the
+// running game at every round (RomM forgets it 90 s after the last one; a
+// round is 30 s, and a game start or end acts at once), cleared when the
+// game ends. A game RomM does not know is not reported.
+type activity struct {
+	rom    string // ROM path of the game heartbeated, "" when none
+	romID  int
+	warned bool
+}
+
+func (a *activity) keep(ctx context.Context, d *Daemon, c *romm.Client, r *rommreport.FileResolver, device string) {
+	snap := d.eng.snapshot()
+	if !snap.Playing || snap.Current.Rom == "" {
+		a.clear(ctx, c, device)
+		return
+	}
+	if snap.Current.Rom != a.rom {
+		a.clear(ctx, c, device)
+		id, known, err := r.ROMID(ctx, snap.Current)
+		if err != nil {
+			return // tried again next round
+		}
+		a.rom, a.romID = snap.Current.Rom, 0
+		if known {
+			a.romID = id
+		}
+	}
+	if a.romID == 0 {
+		return
+	}
+	err := c.Heartbeat(ctx, a.romID, device)
+	switch {
+	case err == nil:
+		a.warned = false
+	case errors.Is(err, romm.ErrDeviceUnknown) && !a.warned:
+		d.log.Warn().Err(err).Msg("RomM does not know this cabinet's device: pair again with `cabinet romm pair`")
+		a.warned = true
+	case !a.warned && ctx.Err() == nil:
+		d.log.Warn().Err(err).Msg("RomM's now playing not updated")
+		a.warned = true
+	}
+}
+
+func (a *activity) clear(ctx context.Context, c *romm.Client, device string) {
+	if a.rom == "" {
+		return
+	}
+	if a.romID > 0 {
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Second) // at shutdown too: never long
+		_ = c.ClearHeartbeat(cctx, device) // RomM forgets it within 90 s anyway
+		cancel()
+	}
+	a.rom, a.romID = "", 0
 }

@@ -13,9 +13,10 @@ import (
 )
 
 // TestRomMPlaySessions: a cabinet paired with RomM (`cabinet romm pair
-// --code`, against the fake RomM) sends the sessions it logs to RomM's play
-// history: the game RomM has (found by the file's hashes) with its rom_id,
-// once, and a game RomM does not have is kept unmatched, not sent.
+// --code`, against the fake RomM) shows the running game as its activity
+// in RomM (cleared when it ends) and sends the sessions it logs to RomM's
+// play history: the game RomM has (found by the file's hashes) with its
+// rom_id, once, and a game RomM does not have is kept unmatched, not sent.
 func TestRomMPlaySessions(t *testing.T) {
 	r := newRigWith(t, nil, simulator.Options{RomM: true}, "cabinet.romm.token_file=")
 	fr := r.cab.RomM
@@ -28,8 +29,20 @@ func TestRomMPlaySessions(t *testing.T) {
 	rom := r.cab.RomMGamePath()
 	name := "Alpha Quest"
 	r.hook(append([]string{"game-start"}, esevents.GameStartArgs(rom, name)...)...)
+	// While it runs, RomM shows it as the cabinet's activity.
+	cabinettest.WaitFor(t, 20*time.Second, "RomM's activity shows the game", nil, func() (bool, string) {
+		for _, a := range fr.Active() {
+			if a.ROMID == fakeromm.ROMAlphaQuest && a.DeviceID != "" {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%+v", fr.Heartbeats())
+	})
 	time.Sleep(1100 * time.Millisecond) // RomM keeps whole seconds: a session of at least one
 	r.hook("game-end")
+	cabinettest.WaitFor(t, 20*time.Second, "RomM's activity cleared after the game", nil, func() (bool, string) {
+		return len(fr.Active()) == 0, fmt.Sprintf("%+v", fr.Active())
+	})
 	other := "/userdata/roms/nes/Homebrew_Not_In_RomM.nes"
 	r.hook(append([]string{"game-start"}, esevents.GameStartArgs(other, "Homebrew")...)...)
 	time.Sleep(1100 * time.Millisecond)
