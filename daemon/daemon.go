@@ -11,6 +11,7 @@ package daemon
 import (
 	"context"
 	"fmt"
+	"github.com/fsnotify/fsnotify"
 	"io"
 	"os"
 	"path/filepath"
@@ -39,6 +40,10 @@ type Options struct {
 	// and a reload that fails keeps the configuration in force.
 	Load       func() (Loaded, error)
 	ConfigFile string
+	// WatchFiles are more files whose changes reload the configuration
+	// (the RomM pairing: `cabinet romm pair` and `unpair` apply live). Their
+	// folder is created if missing, so it can be watched.
+	WatchFiles []string
 	Version    string
 	// LogOut receives the log lines (the rotated log file, or stderr);
 	// Redactor, when set, is given the secrets after every reload.
@@ -185,6 +190,24 @@ func Run(ctx context.Context, opts Options) error {
 			d.log.Warn().Err(err).Msg("configuration file not watched; edits apply at the next start")
 		}
 		watchers = append(watchers, part{"config", watching(dir, cfgWatch, d.watchConfig)})
+	}
+	byDir := map[string][]string{}
+	for _, f := range opts.WatchFiles {
+		byDir[filepath.Dir(f)] = append(byDir[filepath.Dir(f)], f)
+	}
+	for dir, files := range byDir {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			d.log.Warn().Err(err).Str("dir", dir).Msg("not watched; changes apply at the next start")
+			continue
+		}
+		w, err := watchDir(dir)
+		if err != nil {
+			d.log.Warn().Err(err).Str("dir", dir).Msg("not watched; changes apply at the next start")
+		}
+		files := files
+		watchers = append(watchers, part{"watch " + filepath.Base(dir), watching(dir, w, func(ctx context.Context, w *fsnotify.Watcher) error {
+			return d.watchReload(ctx, w, files...)
+		})})
 	}
 
 	runCtx, cancel := context.WithCancel(ctx)

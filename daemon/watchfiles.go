@@ -94,8 +94,13 @@ const msgConfigChanged = "configuration file changed"
 // The file's directory is watched, because ES and batocera-settings-set
 // replace batocera.conf by rename.
 func (d *Daemon) watchConfig(ctx context.Context, w *fsnotify.Watcher) error {
+	return d.watchReload(ctx, w, d.opts.ConfigFile)
+}
+
+// watchReload reloads the configuration, debounced, when one of files
+// changes (files of one folder, which w watches).
+func (d *Daemon) watchReload(ctx context.Context, w *fsnotify.Watcher, files ...string) error {
 	defer w.Close()
-	file := d.opts.ConfigFile
 	debounce, debounceC := d.clock.NewTimer(time.Hour)
 	debounce.Stop()
 	defer debounce.Stop()
@@ -107,9 +112,11 @@ func (d *Daemon) watchConfig(ctx context.Context, w *fsnotify.Watcher) error {
 			if !ok {
 				return fmt.Errorf("config watcher closed")
 			}
-			if filepath.Clean(ev.Name) == filepath.Clean(file) {
-				debounce.Reset(configDebounce)
-				d.log.Debug().Str("op", ev.Op.String()).Msg(msgConfigChanged)
+			for _, file := range files {
+				if filepath.Clean(ev.Name) == filepath.Clean(file) {
+					debounce.Reset(configDebounce)
+					d.log.Debug().Str("op", ev.Op.String()).Str("file", filepath.Base(file)).Msg(msgConfigChanged)
+				}
 			}
 		case err := <-w.Errors:
 			d.log.Warn().Err(err).Msg("config watcher")

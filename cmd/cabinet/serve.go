@@ -31,7 +31,9 @@ Stops cleanly on SIGTERM/SIGINT.`, &sets)
 		out = f
 	}
 	red := logfile.NewRedactor(out, l.Config.Secrets())
-	return daemon.Run(ctx, daemon.Options{Load: daemonLoader(c.env, sets), ConfigFile: l.File, Version: buildVersion(), LogOut: red, Redactor: red})
+	pairing := rommStore(&l.Config)
+	return daemon.Run(ctx, daemon.Options{Load: daemonLoader(c.env, sets), ConfigFile: l.File,
+		WatchFiles: []string{pairing.TokenPath(), pairing.DevicePath()}, Version: buildVersion(), LogOut: red, Redactor: red})
 }
 
 // daemonLoader reads the configuration as the daemon's, at start and after

@@ -12,19 +12,21 @@ import (
 	"github.com/batocera-cabinet/cabinet/simulator/fakeromm"
 )
 
-// TestRomMPlaySessions: a cabinet paired with RomM (`cabinet romm pair
-// --code`, against the fake RomM) shows the running game as its activity
+// TestRomMPlaySessions: a cabinet paired with RomM while its daemon runs
+// (`cabinet romm pair --code`, against the fake RomM) shows the running game as its activity
 // in RomM (cleared when it ends) and sends the sessions it logs to RomM's
 // play history: the game RomM has (found by the file's hashes) with its
 // rom_id, once, and a game RomM does not have is kept unmatched, not sent.
 func TestRomMPlaySessions(t *testing.T) {
 	r := newRigWith(t, nil, simulator.Options{RomM: true}, "cabinet.romm.token_file=")
 	fr := r.cab.RomM
+	// Paired while the daemon runs: it picks the pairing up live.
+	r.start()
 	code := fr.NewPairCode(append(fakeromm.ReadScopes(), fakeromm.WriteScopes()...))
 	if out, exit, _ := runCabinet(t, r.env(), "romm", "pair", "--code", code); exit != 0 {
 		t.Fatalf("cabinet romm pair --code: exit %d\n%s", exit, out)
 	}
-	r.start()
+	r.d.waitLog("configuration change applied", 10*time.Second)
 
 	rom := r.cab.RomMGamePath()
 	name := "Alpha Quest"
