@@ -5,7 +5,6 @@ import (
 	"errors"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon/library/platforms"
@@ -61,13 +60,13 @@ func (d *Daemon) reportRomM(ctx context.Context) error {
 				} else {
 					client, cur = c, cfg
 					root := cfg.Root
-					resolver = &rommreport.FileResolver{Lookup: rommLookup{c: c, m: platforms.Default().WithOverrides(cfg.PlatformMap)},
+					resolver = &rommreport.FileResolver{Lookup: rommreport.RomMLookup{Client: c, Platforms: platforms.Default().WithOverrides(cfg.PlatformMap)},
 						Path:   func(p string) string { return filepath.Join(root, p) },
 						Limits: romhash.Limits{MaxFileBytes: 256 << 20}}
 				}
 			}
 			if client != nil {
-				r := &rommreport.Reporter{Store: d.eng.store(), Post: rommPoster{c: client, device: cfg.DeviceID},
+				r := &rommreport.Reporter{Store: d.eng.store(), Post: rommreport.RomMPoster{Client: client, DeviceID: cfg.DeviceID},
 					Resolve: resolver, Since: cfg.Since, Now: d.clock.Now}
 				pass, err := r.Drain(ctx)
 				switch {
@@ -93,79 +92,6 @@ func (d *Daemon) reportRomM(ctx context.Context) error {
 		case <-d.eng.logged:
 		}
 	}
-}
-
-// rommPoster sends sessions with the cabinet's device id.
-type rommPoster struct {
-	c      *romm.Client
-	device string
-}
-
-func (p rommPoster) Post(ctx context.Context, s []rommreport.Session) ([]rommreport.Result, error) {
-	in := make([]romm.PlaySession, len(s))
-	for i, x := range s {
-		in[i] = romm.PlaySession{ROMID: x.ROMID, Start: x.Start, End: x.End, Duration: x.Duration}
-	}
-	res, err := p.c.PostPlaySessions(ctx, p.device, in)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]rommreport.Result, len(s))
-	for i := range out {
-		out[i] = rommreport.Result{Status: romm.SessionError, Detail: "RomM gave no result for it"}
-	}
-	for _, r := range res {
-		if r.Index >= 0 && r.Index < len(out) {
-			out[r.Index] = rommreport.Result{Status: r.Status, Detail: r.Detail}
-		}
-	}
-	return out, nil
-}
-
-// rommLookup finds RomM ROMs for the reporter.
-type rommLookup struct {
-	c *romm.Client
-	m *platforms.Map
-}
-
-func (l rommLookup) ByHash(ctx context.Context, crc, md5, sha1 string) (int, error) {
-	r, err := l.c.ROMByHash(ctx, crc, md5, sha1)
-	if errors.Is(err, romm.ErrNotFound) {
-		return 0, rommreport.ErrUnknown
-	}
-	if err != nil {
-		return 0, err
-	}
-	return r.ID, nil
-}
-
-// ByName searches the RomM platforms that map to folder for a ROM whose
-// file is name (and size, when known).
-func (l rommLookup) ByName(ctx context.Context, folder, name string, size int64) (int, error) {
-	pl, err := l.c.Platforms(ctx)
-	if err != nil {
-		return 0, err
-	}
-	var ids []int
-	for _, p := range pl {
-		if f, ok := l.m.Folder(p.Slug, p.FSSlug, nil); ok && f == folder {
-			ids = append(ids, p.ID)
-		}
-	}
-	stem := strings.TrimSuffix(name, filepath.Ext(name))
-	if len(ids) == 0 || stem == "" {
-		return 0, rommreport.ErrUnknown
-	}
-	page, err := l.c.SearchROMs(ctx, romm.SearchQuery{Term: stem, PlatformIDs: ids, Limit: 50})
-	if err != nil {
-		return 0, err
-	}
-	for _, r := range page.Items {
-		if r.FSName == name && (size < 0 || r.FSSizeBytes == size) {
-			return r.ID, nil
-		}
-	}
-	return 0, rommreport.ErrUnknown
 }
 
 // activity keeps RomM's "now playing" for the cabinet: a heartbeat for the
@@ -217,7 +143,7 @@ func (a *activity) clear(ctx context.Context, c *romm.Client, device string) {
 	}
 	if a.romID > 0 {
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Second) // at shutdown too: never long
-		_ = c.ClearHeartbeat(cctx, device) // RomM forgets it within 90 s anyway
+		_ = c.ClearHeartbeat(cctx, device)                      // RomM forgets it within 90 s anyway
 		cancel()
 	}
 	a.rom, a.romID = "", 0

@@ -14,10 +14,15 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/cmd/cabinet/config"
+	"github.com/batocera-cabinet/cabinet/daemon"
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/daemon/library/pairing"
+	"github.com/batocera-cabinet/cabinet/daemon/library/platforms"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romm"
 	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
+	"github.com/batocera-cabinet/cabinet/daemon/rommreport"
+	"github.com/batocera-cabinet/cabinet/haentities/outbox"
+	"github.com/batocera-cabinet/cabinet/hook/socket"
 )
 
 type rommCommand struct{ env *env }
@@ -30,6 +35,8 @@ const rommDoc = `Pair the cabinet with the household's RomM (cabinet.romm.url), 
                      Profile → Client tokens → Pair for that token
   status             RomM's version, the device, the token's age and scopes (reads only)
   unpair             forget the paired token; the cabinet stops using it
+  backfill --since D also report the sessions logged since D (2026-01-31), not only those after pairing
+  sync               send what RomM lacks now, when cabinet serve does not run (it reports by itself)
 
 A token in cabinet.romm.token (or _file) wins over a paired one; pair refuses while it is set.
 The paired token is kept 0600 in <state_dir>/romm/token (on exFAT modes mean nothing).`
@@ -46,8 +53,12 @@ func (c *rommCommand) Run(ctx context.Context, args []string) error {
 		return c.status(ctx, args[1:])
 	case "unpair":
 		return c.unpair(args[1:])
+	case "backfill":
+		return c.backfill(ctx, args[1:])
+	case "sync":
+		return c.sync(ctx, args[1:])
 	case "-h", "--help", "help":
-		fmt.Fprintf(c.env.Stderr, "Usage: cabinet romm pair [--code XXXXXXXX] | status | unpair [--set key=value]\n\n%s\n", rommDoc)
+		fmt.Fprintf(c.env.Stderr, "Usage: cabinet romm pair [--code XXXXXXXX] | status | unpair | backfill --since DATE | sync [--set key=value]\n\n%s\n", rommDoc)
 		return errHelp
 	}
 	return fmt.Errorf("%w: want `cabinet romm pair`, `cabinet romm status` or `cabinet romm unpair` (see `cabinet romm -h`)", errUsage)
@@ -346,4 +357,70 @@ Client tokens).`, &sets)
 		fmt.Fprintln(w, "cabinet.romm.token is still set and stays in use.")
 	}
 	return nil
+}
+
+func (c *rommCommand) backfill(ctx context.Context, args []string) error {
+	var sets setFlag
+	fs := newFlags(c.env, "romm backfill", "--since DATE", "Also report to RomM the sessions logged since DATE (YYYY-MM-DD, the cabinet's local time), not only those after pairing. The daemon sends them within a minute; without it, run `cabinet romm sync`.", &sets)
+	since := fs.String("since", "", "first day to report (YYYY-MM-DD)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	day, err := time.ParseInLocation("2006-01-02", *since, time.Local)
+	if err != nil {
+		return fmt.Errorf("%w: --since wants a date such as 2026-01-31", errUsage)
+	}
+	l := loadConfig(c.env, sets)
+	store := rommStore(&l.Config)
+	p, err := store.Load()
+	if err != nil {
+		return fmt.Errorf("%w: pair the cabinet first (`cabinet romm pair`)", err)
+	}
+	p.ReportSince = day
+	if err := store.Save(p); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.env.Stdout, "Sessions logged since %s go to RomM too (RomM keeps each once).\n", day.Format("2006-01-02"))
+	return nil
+}
+
+// sync drains the sessions RomM lacks once, in this process: for a cabinet
+// whose daemon does not run (the daemon reports by itself).
+func (c *rommCommand) sync(ctx context.Context, args []string) error {
+	var sets setFlag
+	fs := newFlags(c.env, "romm sync", "", "Send RomM the play sessions it lacks, now. cabinet serve does it by itself; this is for a cabinet where it does not run.", &sets)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	l := loadConfig(c.env, sets)
+	cfg := &l.Config
+	var st daemon.Status
+	sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	err := socket.Status(sctx, cfg.Layout().Socket(), &st)
+	cancel()
+	if err == nil {
+		fmt.Fprintln(c.env.Stdout, "cabinet serve runs and reports to RomM by itself (within a minute of each session).")
+		return nil
+	}
+	r := rommReport(cfg)
+	if r.Token == "" {
+		return errors.New("nothing to send: the cabinet is not paired with the RomM of cabinet.romm.url, or cabinet.romm.report_play is off")
+	}
+	client, err := rommClient(cfg, r.Token)
+	if err != nil {
+		return err
+	}
+	store, err := outbox.Open(cfg.Layout().Store(), outbox.Options{})
+	if err != nil {
+		return fmt.Errorf("open the store: %w", err)
+	}
+	defer store.Close()
+	root := cfg.Root
+	rep := &rommreport.Reporter{Store: store, Post: rommreport.RomMPoster{Client: client, DeviceID: r.DeviceID},
+		Resolve: &rommreport.FileResolver{Lookup: rommreport.RomMLookup{Client: client, Platforms: platforms.Default().WithOverrides(cfg.RomM.PlatformMap)},
+			Path: func(p string) string { return filepath.Join(root, p) }},
+		Since: r.Since}
+	pass, err := rep.Drain(ctx)
+	fmt.Fprintf(c.env.Stdout, "RomM: %d session(s) delivered, %d unmatched (RomM does not have the game), %d to retry.\n", pass.Delivered, pass.Unmatched, pass.Retrying)
+	return err
 }

@@ -144,8 +144,12 @@ func rommReport(cfg *config.Config) daemon.RomMReport {
 	if err != nil || p.URL != cfg.RomM.URL || p.DeviceID == "" {
 		return daemon.RomMReport{}
 	}
+	since := p.PairedAt
+	if !p.ReportSince.IsZero() && p.ReportSince.Before(since) {
+		since = p.ReportSince
+	}
 	return daemon.RomMReport{URL: cfg.RomM.URL, Token: p.Token, CAFile: resolvedFile(cfg, cfg.RomM.CAFile), DeviceID: p.DeviceID,
-		Since: p.PairedAt, Root: cfg.Root, PlatformMap: cfg.RomM.PlatformMap}
+		Since: since, Root: cfg.Root, PlatformMap: cfg.RomM.PlatformMap}
 }
 
 // batoceraVersion reads /usr/share/batocera/batocera.version ("41

@@ -64,3 +64,43 @@ func TestRomMPlaySessions(t *testing.T) {
 		t.Errorf("the daemon did not log the report:\n%s", r.logs.Tail())
 	}
 }
+
+// TestRomMSyncAndBackfill: with no daemon, a hook only queues its session
+// (nothing calls RomM on ES's path); `cabinet romm sync` sends it. A session
+// from before the pairing goes only after `cabinet romm backfill`.
+func TestRomMSyncAndBackfill(t *testing.T) {
+	r := newRigWith(t, nil, simulator.Options{RomM: true}, "cabinet.romm.token_file=")
+	fr := r.cab.RomM
+	rom := r.cab.RomMGamePath()
+	play := func() {
+		r.hook(append([]string{"game-start"}, esevents.GameStartArgs(rom, "Alpha Quest")...)...)
+		time.Sleep(1100 * time.Millisecond)
+		r.hook("game-end")
+		time.Sleep(4 * time.Second) // the tracker makes a session final a few seconds after it ends
+		r.hook("wake")              // any event applies the flush
+	}
+	play() // before pairing
+	code := fr.NewPairCode(append(fakeromm.ReadScopes(), fakeromm.WriteScopes()...))
+	if out, exit, _ := runCabinet(t, r.env(), "romm", "pair", "--code", code); exit != 0 {
+		t.Fatalf("cabinet romm pair --code: exit %d\n%s", exit, out)
+	}
+	play() // after pairing
+	if n := len(fr.PlaySessions()); n != 0 {
+		t.Fatalf("RomM got %d session(s) from hooks running alone, want none before a sync", n)
+	}
+	if out, exit, _ := runCabinet(t, r.env(), "romm", "sync"); exit != 0 || !strings.Contains(out, "1 session(s) delivered") {
+		t.Fatalf("cabinet romm sync: exit %d\n%s", exit, out)
+	}
+	if n := len(fr.PlaySessions()); n != 1 {
+		t.Fatalf("RomM has %d sessions after the sync, want the one after pairing", n)
+	}
+	if out, exit, _ := runCabinet(t, r.env(), "romm", "backfill", "--since", time.Now().Add(-24*time.Hour).Format("2006-01-02")); exit != 0 {
+		t.Fatalf("cabinet romm backfill: exit %d\n%s", exit, out)
+	}
+	if out, exit, _ := runCabinet(t, r.env(), "romm", "sync"); exit != 0 || !strings.Contains(out, "1 session(s) delivered") {
+		t.Fatalf("cabinet romm sync after backfill: exit %d\n%s", exit, out)
+	}
+	if got := fr.PlaySessions(); len(got) != 2 || got[0].StartTime.Equal(got[1].StartTime) {
+		t.Fatalf("RomM's history after the backfill: %+v; want both sessions once", got)
+	}
+}

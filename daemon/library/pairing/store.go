@@ -34,6 +34,9 @@ type Paired struct {
 	Scopes    []string
 	PairedAt  time.Time
 	ExpiresAt time.Time // zero: RomM set no expiry
+	// ReportSince, when before PairedAt, is where reporting starts
+	// (`cabinet romm backfill`).
+	ReportSince time.Time
 }
 
 func (p Paired) String() string {
@@ -50,6 +53,9 @@ type device struct {
 	Scopes    []string  `json:"scopes"`
 	PairedAt  time.Time `json:"paired_at"`
 	ExpiresAt time.Time `json:"expires_at,omitzero"`
+	// ReportSince is `cabinet romm backfill --since`: sessions from then on
+	// are reported, not only those after PairedAt.
+	ReportSince time.Time `json:"report_since,omitzero"`
 }
 
 // Store keeps the paired token in Dir (<state_dir>/romm): token (mode 0600; on exFAT, where
@@ -88,7 +94,7 @@ func (s Store) Load() (Paired, error) {
 	if err := json.Unmarshal(b, &d); err != nil {
 		return Paired{}, fmt.Errorf("the RomM pairing in %s is not valid JSON: run `cabinet romm pair` again", s.DevicePath())
 	}
-	p.DeviceID, p.URL, p.Scopes, p.PairedAt, p.ExpiresAt = d.DeviceID, d.URL, d.Scopes, d.PairedAt, d.ExpiresAt
+	p.DeviceID, p.URL, p.Scopes, p.PairedAt, p.ExpiresAt, p.ReportSince = d.DeviceID, d.URL, d.Scopes, d.PairedAt, d.ExpiresAt, d.ReportSince
 	return p, nil
 }
 
@@ -118,7 +124,7 @@ func (s Store) Save(p Paired) error {
 		return fmt.Errorf("save the RomM pairing: %w", err)
 	}
 	d, err := json.MarshalIndent(device{DeviceID: p.DeviceID, URL: p.URL, Scopes: p.Scopes,
-		PairedAt: p.PairedAt.UTC(), ExpiresAt: p.ExpiresAt.UTC()}, "", "  ")
+		PairedAt: p.PairedAt.UTC(), ExpiresAt: p.ExpiresAt.UTC(), ReportSince: p.ReportSince.UTC()}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("save the RomM pairing: %w", err)
 	}
