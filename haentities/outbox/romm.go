@@ -59,10 +59,8 @@ func (s *Store) RommPending(since, now time.Time, limit int) ([]RommItem, error)
 			if limit > 0 && len(out) >= limit {
 				break
 			}
-			var sess haentities.Session
-			if json.Unmarshal(v, &sess) != nil || !bytes.Equal(k, []byte(sess.ID)) || sess.Started.Before(since) {
-				continue
-			}
+			// The mark first: a long history is mostly delivered, and a
+			// mark is cheaper to read than a session.
 			var m RommMark
 			if marks != nil {
 				if raw := marks.Get(k); raw != nil {
@@ -70,6 +68,10 @@ func (s *Store) RommPending(since, now time.Time, limit int) ([]RommItem, error)
 						continue
 					}
 				}
+			}
+			var sess haentities.Session
+			if json.Unmarshal(v, &sess) != nil || !bytes.Equal(k, []byte(sess.ID)) || sess.Started.Before(since) {
+				continue
 			}
 			out = append(out, RommItem{Session: sess, Mark: m})
 		}
