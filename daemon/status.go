@@ -26,6 +26,17 @@ type Status struct {
 	// MCPHTTP is where MCP over HTTP listens; MCPHTTPError why it does not.
 	MCPHTTP      string `json:"mcp_http,omitempty"`
 	MCPHTTPError string `json:"mcp_http_error,omitempty"`
+	// RomM is where the play sessions reported to RomM stand, nil when the
+	// cabinet does not report to RomM.
+	RomM *RomMStatus `json:"romm,omitempty"`
+}
+
+// RomMStatus counts the sessions logged since reporting began, by their
+// delivery to RomM.
+type RomMStatus struct {
+	Delivered int `json:"delivered"`
+	Unmatched int `json:"unmatched"` // RomM does not have the game: not retried
+	Waiting   int `json:"waiting"`   // not sent yet, or failed and retried later
 }
 
 // Status reports the daemon's health.
@@ -46,6 +57,11 @@ func (d *Daemon) Status() Status {
 	}
 	if s, err := d.eng.store().Stats(); err == nil {
 		st.OutboxDepth, st.OutboxDropped, st.OutboxExpired, st.Sessions = s.QueueDepth+s.Undelivered, s.Dropped, s.Expired, s.Sessions
+	}
+	if r := d.cfg.RomM; r.enabled() {
+		if c, err := d.eng.store().RommStats(r.Since); err == nil {
+			st.RomM = &RomMStatus{Delivered: c.Delivered, Unmatched: c.Unmatched, Waiting: c.Pending + c.Retrying}
+		}
 	}
 	return st
 }

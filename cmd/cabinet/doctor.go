@@ -234,6 +234,10 @@ func daemonCheck(path string) func(context.Context, []doctor.Result) doctor.Resu
 		if st.MCPHTTP != "" {
 			facts = append(facts, "MCP over HTTP on "+st.MCPHTTP)
 		}
+		if r := st.RomM; r != nil {
+			facts = append(facts, fmt.Sprintf("RomM play history: %d session(s) delivered, %d waiting, %d unmatched (RomM does not have the game)",
+				r.Delivered, r.Waiting, r.Unmatched))
+		}
 		switch {
 		case st.ConfigError != "":
 			return doctor.Result{Status: doctor.Fail, Detail: fmt.Sprintf("cabinet serve (pid %d) refused the last configuration edit and keeps the last good one: %s", st.PID, st.ConfigError),

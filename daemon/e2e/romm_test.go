@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batocera-cabinet/cabinet/daemon"
 	"github.com/batocera-cabinet/cabinet/simulator"
 	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/esevents"
@@ -63,6 +64,10 @@ func TestRomMPlaySessions(t *testing.T) {
 	if !strings.Contains(r.logs.String(), "play sessions reported to RomM") {
 		t.Errorf("the daemon did not log the report:\n%s", r.logs.Tail())
 	}
+	// The daemon's status (doctor shows it) counts them.
+	r.waitStatus("RomM counts", func(s daemon.Status) bool {
+		return s.RomM != nil && s.RomM.Delivered == 1 && s.RomM.Unmatched == 1 && s.RomM.Waiting == 0
+	})
 }
 
 // TestRomMSyncAndBackfill: with no daemon, a hook only queues its session
