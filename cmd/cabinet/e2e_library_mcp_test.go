@@ -2,11 +2,8 @@ package main
 
 import (
 	"encoding/json"
-	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/batocera-cabinet/cabinet/simulator"
 	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
@@ -73,9 +70,12 @@ func TestMCPCheckLibrary(t *testing.T) {
 		exercise(t, []string{"--stdio", "--", cabinetBinary(t), "mcp"})
 	})
 	t.Run("http", func(t *testing.T) {
-		url, token, stop := startServe(t, env)
+		url, token, log, stop := startServe(t, env)
 		exercise(t, []string{"--url", url, "--token", token})
 		stop()
+		if strings.Contains(log.String(), fakeromm.DefaultToken) {
+			t.Errorf("the daemon's log shows the RomM token")
+		}
 	})
 	if len(cab.RomM.Requests()) == 0 {
 		t.Error("the fake RomM saw no request")
@@ -113,47 +113,6 @@ func checkLibraryListing(t *testing.T, rep cabinettest.MCPReport) {
 	for _, name := range append(append([]string(nil), wantTools...), libraryTools...) {
 		if !listed[name] {
 			t.Errorf("tool %s not listed", name)
-		}
-	}
-}
-
-// startServe runs `cabinet serve` with env until stop (SIGTERM, then a
-// clean stop in its log) and returns its MCP URL and bearer token.
-func startServe(t *testing.T, env []string) (url, token string, stop func()) {
-	t.Helper()
-	serve := exec.Command(cabinetBinary(t), "serve", "--log-stderr")
-	serve.Env = env
-	daemonLog := &cabinettest.LogBuffer{}
-	serve.Stderr = daemonLog
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- serve.Wait() }()
-	stopped := false
-	t.Cleanup(func() {
-		if !stopped {
-			stopProcess(t, serve, syscall.SIGKILL, done)
-		}
-	})
-	var line struct {
-		URL string `json:"url"`
-	}
-	if err := json.Unmarshal([]byte(daemonLog.WaitLine(t, 30*time.Second, "the MCP URL in the daemon's log", `"url"`)), &line); err != nil || !strings.HasSuffix(line.URL, "/mcp") {
-		t.Fatalf("log line with the URL: %v, url %q", err, line.URL)
-	}
-	code, tok, tokErr := runBinary(t, env, "token", "show")
-	token = strings.TrimSpace(tok)
-	if code != 0 || len(token) < 32 {
-		t.Fatalf("cabinet token show: exit %d, %d characters, stderr %s", code, len(token), tokErr)
-	}
-	return line.URL, token, func() {
-		stopped = true
-		if err := stopProcess(t, serve, syscall.SIGTERM, done); err != nil {
-			t.Errorf("cabinet serve after SIGTERM: %v\nlog:\n%s", err, daemonLog)
-		}
-		if strings.Contains(daemonLog.String(), fakeromm.DefaultToken) {
-			t.Errorf("the daemon's log shows the RomM token")
 		}
 	}
 }

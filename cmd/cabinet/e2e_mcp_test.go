@@ -158,34 +158,8 @@ func TestMCPCheckHTTP(t *testing.T) {
 	_, conf := simCabinet(t, simulator.Options{})
 	env := configEnv(conf)
 
-	serve := exec.Command(cabinetBinary(t), "serve", "--log-stderr")
-	serve.Env = env
-	daemonLog := &cabinettest.LogBuffer{}
-	serve.Stderr = daemonLog
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- serve.Wait() }()
-	stopped := false
-	defer func() {
-		if !stopped {
-			stopProcess(t, serve, syscall.SIGKILL, done)
-		}
-	}()
-	var line struct {
-		URL string `json:"url"`
-	}
-	if err := json.Unmarshal([]byte(daemonLog.WaitLine(t, 30*time.Second, "the MCP URL in the daemon's log", `"url"`)), &line); err != nil || !strings.HasSuffix(line.URL, "/mcp") {
-		t.Fatalf("log line with the URL: %v, url %q", err, line.URL)
-	}
-	code, tok, tokErr := runBinary(t, env, "token", "show")
-	token := strings.TrimSpace(tok)
-	if code != 0 || len(token) < 32 {
-		t.Fatalf("cabinet token show: exit %d, %d characters, stderr %s", code, len(token), tokErr)
-	}
-
-	auth := []string{"--url", line.URL, "--token", token}
+	url, token, daemonLog, stop := startServe(t, env)
+	auth := []string{"--url", url, "--token", token}
 	list, code, stderr := runMCPCheck(t, check, env, nil, auth...)
 	if code != 0 {
 		t.Fatalf("list over HTTP: exit %d, error %+v\nstderr: %s", code, list.Error, stderr)
@@ -196,7 +170,7 @@ func TestMCPCheckHTTP(t *testing.T) {
 		t.Errorf("find over HTTP: got %v", found.Call.Result.StructuredContent)
 	}
 
-	refused, code, _ := runMCPCheck(t, check, env, nil, "--url", line.URL)
+	refused, code, _ := runMCPCheck(t, check, env, nil, "--url", url)
 	if code != 2 || refused.OK || refused.Error == nil || fmt.Sprint(refused.Error.Code) != "401" {
 		t.Errorf("without the token: exit %d, report %+v; want exit 2 with error code 401", code, refused)
 	}
@@ -208,11 +182,47 @@ func TestMCPCheckHTTP(t *testing.T) {
 		t.Errorf("cabinet mcp with the daemon running: get_status has no daemon summary: %v", viaSocket.Call.Result.StructuredContent)
 	}
 
-	stopped = true
-	if err := stopProcess(t, serve, syscall.SIGTERM, done); err != nil {
-		t.Errorf("cabinet serve after SIGTERM: %v\nlog:\n%s", err, daemonLog)
-	}
+	stop()
 	if !strings.Contains(daemonLog.String(), "cabinet serve stopped") {
 		t.Errorf("no clean stop in the log:\n%s", daemonLog)
+	}
+}
+
+// startServe runs `cabinet serve` with env until stop (SIGTERM; killed
+// when the test ends without it) and returns its MCP URL, bearer token and
+// log.
+func startServe(t *testing.T, env []string) (url, token string, daemonLog *cabinettest.LogBuffer, stop func()) {
+	t.Helper()
+	serve := exec.Command(cabinetBinary(t), "serve", "--log-stderr")
+	serve.Env = env
+	daemonLog = &cabinettest.LogBuffer{}
+	serve.Stderr = daemonLog
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- serve.Wait() }()
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			stopProcess(t, serve, syscall.SIGKILL, done)
+		}
+	})
+	var line struct {
+		URL string `json:"url"`
+	}
+	if err := json.Unmarshal([]byte(daemonLog.WaitLine(t, 30*time.Second, "the MCP URL in the daemon's log", `"url"`)), &line); err != nil || !strings.HasSuffix(line.URL, "/mcp") {
+		t.Fatalf("log line with the URL: %v, url %q", err, line.URL)
+	}
+	code, tok, tokErr := runBinary(t, env, "token", "show")
+	token = strings.TrimSpace(tok)
+	if code != 0 || len(token) < 32 {
+		t.Fatalf("cabinet token show: exit %d, %d characters, stderr %s", code, len(token), tokErr)
+	}
+	return line.URL, token, daemonLog, func() {
+		stopped = true
+		if err := stopProcess(t, serve, syscall.SIGTERM, done); err != nil {
+			t.Errorf("cabinet serve after SIGTERM: %v\nlog:\n%s", err, daemonLog)
+		}
 	}
 }

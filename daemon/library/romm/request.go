@@ -70,7 +70,7 @@ func (c *Client) do(ctx context.Context, r request) (int, []byte, error) {
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return 0, nil, c.transportError(ctx, r, err)
+		return 0, nil, c.transportError(ctx, r.route(), nil, err)
 	}
 	defer resp.Body.Close()
 
@@ -90,7 +90,7 @@ func (c *Client) do(ctx context.Context, r request) (int, []byte, error) {
 	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		if ctx.Err() != nil {
-			return 0, nil, c.transportError(ctx, r, err)
+			return 0, nil, c.transportError(ctx, r.route(), nil, err)
 		}
 		// RomM answered and the answer broke off: not an address problem.
 		return 0, nil, newError(nil, nil, "RomM's answer to %s was cut off (%s): retry; if it keeps happening, look at RomM's log or the proxy in front of it",
@@ -126,12 +126,15 @@ func (c *Client) do(ctx context.Context, r request) (int, []byte, error) {
 	return resp.StatusCode, body, nil
 }
 
-func (c *Client) tooLarge(r request) error {
+func (c *Client) tooLarge(r request) error { return tooLarge(r.route(), r) }
+
+// tooLarge is the refusal of an answer over r.max, for reads and writes.
+func tooLarge(route string, r request) error {
 	advice := "RomM never sends that much here: is cabinet.romm.url RomM's address?"
 	if r.query.Get("limit") != "" {
 		advice = "ask for fewer items (a smaller limit)"
 	}
-	return newError(ErrTooLarge, nil, "RomM's answer to %s is larger than %d MiB: %s", r.route(), r.max>>20, advice)
+	return newError(ErrTooLarge, nil, "RomM's answer to %s is larger than %d MiB: %s", route, max(r.max>>20, 1), advice)
 }
 
 // looksHTML spots login pages, proxies' error pages and a URL that points at RomM's web UI.
@@ -156,18 +159,19 @@ func binaryType(contentType string) bool {
 	return false
 }
 
-// transportError turns a failed round trip or body read into a message that says what to do. It
-// never quotes url.Error (it carries the redirect's Location verbatim).
-func (c *Client) transportError(ctx context.Context, r request, err error) error {
+// transportError turns a failed round trip or body read of route into a message that says what
+// to do, for reads and writes alike. It never quotes url.Error (it carries the redirect's Location
+// verbatim), and redacts the token and the request's own secrets.
+func (c *Client) transportError(ctx context.Context, route string, secrets []string, err error) error {
 	if red, ok := isRedirect(err); ok {
-		return newError(nil, nil, "%s: %s", r.route(), red.msg)
+		return newError(nil, nil, "%s: %s", route, red.msg)
 	}
 	switch ctx.Err() {
 	case context.DeadlineExceeded:
 		return newError(nil, context.DeadlineExceeded, "RomM did not answer %s in time (limit %s): check that RomM is running at %s",
-			r.route(), c.timeout, c.base.Redacted())
+			route, c.timeout, c.base.Redacted())
 	case context.Canceled:
-		return newError(nil, context.Canceled, "%s: cancelled", r.route())
+		return newError(nil, context.Canceled, "%s: cancelled", route)
 	}
 	inner := err
 	var ue *url.Error
@@ -185,7 +189,7 @@ func (c *Client) transportError(ctx context.Context, r request, err error) error
 		return newError(nil, nil, "RomM's TLS certificate is not trusted: set cabinet.romm.ca_file to the PEM file of the CA that signed it")
 	}
 	return newError(nil, nil, "cannot reach RomM at %s (%s): check cabinet.romm.url and that RomM is running",
-		c.base.Redacted(), c.redact(untrusted.Clean(inner.Error(), 300)))
+		c.base.Redacted(), c.redactAll(untrusted.Clean(inner.Error(), 300), secrets))
 }
 
 // authError maps 401/403. RomM up to 5.1 answers 403 for a missing or bad credential and for a

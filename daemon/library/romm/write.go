@@ -3,14 +3,10 @@ package romm
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
@@ -78,7 +74,7 @@ func (c *Client) send(ctx context.Context, w writeRequest) (int, []byte, error) 
 	hc.CheckRedirect = c.checkWriteRedirect
 	resp, err := hc.Do(req)
 	if err != nil {
-		return 0, nil, c.sendError(ctx, &w, err)
+		return 0, nil, c.transportError(ctx, w.route(), w.secrets, err)
 	}
 	defer resp.Body.Close()
 
@@ -87,12 +83,8 @@ func (c *Client) send(ctx context.Context, w writeRequest) (int, []byte, error) 
 	if !ok && limit > maxErrorBody {
 		limit = maxErrorBody
 	}
-	tooLarge := func() error {
-		return newError(ErrTooLarge, nil, "RomM's answer to %s is larger than %d MiB: RomM never sends that much here: is cabinet.romm.url RomM's address?",
-			w.route(), max(w.max>>20, 1))
-	}
 	if ok && resp.ContentLength > w.max {
-		return 0, nil, tooLarge()
+		return 0, nil, tooLarge(w.route(), w.request)
 	}
 	if ok && binaryType(resp.Header.Get("Content-Type")) {
 		return 0, nil, newError(ErrNotRomM, nil, "%s answered with a file (%s), not JSON: is cabinet.romm.url the RomM address?",
@@ -101,14 +93,14 @@ func (c *Client) send(ctx context.Context, w writeRequest) (int, []byte, error) 
 	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		if ctx.Err() != nil {
-			return 0, nil, c.sendError(ctx, &w, err)
+			return 0, nil, c.transportError(ctx, w.route(), w.secrets, err)
 		}
 		return 0, nil, newError(nil, nil, "RomM's answer to %s was cut off (%s): retry; if it keeps happening, look at RomM's log or the proxy in front of it",
 			w.route(), c.redactAll(untrusted.Clean(err.Error(), 200), w.secrets))
 	}
 	if int64(len(body)) > limit {
 		if ok {
-			return 0, nil, tooLarge()
+			return 0, nil, tooLarge(w.route(), w.request)
 		}
 		body = body[:limit]
 	}
@@ -149,36 +141,6 @@ func (c *Client) checkWriteRedirect(req *http.Request, via []*http.Request) erro
 			via[0].Method, req.Method)}
 	}
 	return c.checkRedirect(req, via)
-}
-
-// sendError is transportError for a write: the same advice, with the method in the route.
-func (c *Client) sendError(ctx context.Context, w *writeRequest, err error) error {
-	if red, ok := isRedirect(err); ok {
-		return newError(nil, nil, "%s: %s", w.route(), red.msg)
-	}
-	switch ctx.Err() {
-	case context.DeadlineExceeded:
-		return newError(nil, context.DeadlineExceeded, "RomM did not answer %s in time (limit %s): check that RomM is running at %s",
-			w.route(), c.timeout, c.base.Redacted())
-	case context.Canceled:
-		return newError(nil, context.Canceled, "%s: cancelled", w.route())
-	}
-	inner := err
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		inner = ue.Err
-	}
-	var unknownCA x509.UnknownAuthorityError
-	var verify *tls.CertificateVerificationError
-	var hostErr x509.HostnameError
-	switch {
-	case errors.As(inner, &hostErr):
-		return newError(nil, nil, "RomM's TLS certificate is not for %s: use the host name in its certificate in cabinet.romm.url", c.base.Hostname())
-	case errors.As(inner, &unknownCA), errors.As(inner, &verify):
-		return newError(nil, nil, "RomM's TLS certificate is not trusted: set cabinet.romm.ca_file to the PEM file of the CA that signed it")
-	}
-	return newError(nil, nil, "cannot reach RomM at %s (%s): check cabinet.romm.url and that RomM is running",
-		c.base.Redacted(), c.redactAll(untrusted.Clean(inner.Error(), 300), w.secrets))
 }
 
 // redactAll is redact plus the request's own secrets and anything shaped like a RomM token.
