@@ -89,6 +89,12 @@ type Daemon struct {
 	esClient *es.Client
 	intake   *hookIntake // nil when the intake log cannot be used
 	inbox    *inboxReader
+	// romm is what the RomM reporter tells the status about the
+	// cabinet's device (set by reportRomM).
+	romm rommDeviceNote
+	// rommWake wakes the RomM reporter when its configuration changes
+	// (paired again, unpaired).
+	rommWake chan struct{}
 }
 
 // Run runs the daemon until ctx ends, then stops cleanly: the cabinet is
@@ -113,7 +119,8 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	d := &Daemon{opts: opts, clock: opts.Clock, cfg: &l.Config, started: opts.Clock.Now(), level: newLevelGate(opts.LogOut, l.Config.LogLevel)}
+	d := &Daemon{opts: opts, clock: opts.Clock, cfg: &l.Config, started: opts.Clock.Now(), level: newLevelGate(opts.LogOut, l.Config.LogLevel),
+		rommWake: make(chan struct{}, 1)}
 	d.log = zerolog.New(d.level).Level(zerolog.TraceLevel).With().Timestamp().Int("pid", os.Getpid()).Str("cmd", "serve").Logger()
 	if opts.Redactor != nil {
 		opts.Redactor.SetSecrets(l.Config.Secrets)

@@ -72,7 +72,14 @@ var rigEpoch = time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
 // (to leave retained messages).
 func newRig(t *testing.T, change func(*Config), before func(*rig)) *rig {
 	t.Helper()
-	cab, err := simulator.Start(simulator.Options{LaunchDelay: 50 * time.Millisecond})
+	return newRigWith(t, simulator.Options{}, change, before)
+}
+
+// newRigWith is newRig with more of the simulator (its fake RomM).
+func newRigWith(t *testing.T, so simulator.Options, change func(*Config), before func(*rig)) *rig {
+	t.Helper()
+	so.LaunchDelay = 50 * time.Millisecond
+	cab, err := simulator.Start(so)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,7 +81,11 @@ func (d *Daemon) serveSocketMCP(ctx context.Context, conn net.Conn, dryRun bool)
 // DaemonHealth reports the links for batocera_get_status/get_health.
 func (d *Daemon) DaemonHealth(ctx context.Context) (tools.DaemonHealth, error) {
 	st := d.Status()
-	return tools.DaemonHealth{MQTTConnected: st.MQTTConnected, OutboxDepth: st.OutboxDepth, OutboxDropped: int(st.OutboxDropped)}, nil
+	h := tools.DaemonHealth{MQTTConnected: st.MQTTConnected, OutboxDepth: st.OutboxDepth, OutboxDropped: int(st.OutboxDropped)}
+	if r := st.RomM; r != nil {
+		h.RomM = &tools.RomMPlayReport{Delivered: r.Delivered, Waiting: r.Waiting, Unmatched: r.Unmatched}
+	}
+	return h, nil
 }
 
 // history serves batocera_play_history from the store's session log.

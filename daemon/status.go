@@ -37,6 +37,14 @@ type RomMStatus struct {
 	Delivered int `json:"delivered"`
 	Unmatched int `json:"unmatched"` // RomM does not have the game: not retried
 	Waiting   int `json:"waiting"`   // not sent yet, or failed and retried later
+	// Device says what became of the cabinet's RomM device when RomM
+	// answered that it did not know it: registered again, or why not.
+	Device string `json:"device,omitempty"`
+	// DeviceProblem: the device could not be registered again; RomM's
+	// "now playing" stays off until the cabinet is paired again.
+	DeviceProblem bool `json:"device_problem,omitempty"`
+	// LastError is RomM's last failure, "" once a pass succeeds.
+	LastError string `json:"last_error,omitempty"`
 }
 
 // Status reports the daemon's health.
@@ -60,7 +68,8 @@ func (d *Daemon) Status() Status {
 	}
 	if r := d.cfg.RomM; r.enabled() {
 		if c, err := d.eng.store().RommStats(r.Since); err == nil {
-			st.RomM = &RomMStatus{Delivered: c.Delivered, Unmatched: c.Unmatched, Waiting: c.Pending + c.Retrying}
+			st.RomM = &RomMStatus{Delivered: c.Delivered, Unmatched: c.Unmatched, Waiting: c.Pending + c.Retrying,
+				Device: d.romm.text, DeviceProblem: d.romm.problem, LastError: d.romm.lastErr}
 		}
 	}
 	return st

@@ -171,6 +171,12 @@ func (d *Daemon) reload(ctx context.Context) {
 			d.log.Error().Err(err).Msg("configuration change: MCP tools not rebuilt")
 		}
 	}
+	if !reflect.DeepEqual(old.RomM, cfg.RomM) {
+		select { // a new pairing reports what waits at once
+		case d.rommWake <- struct{}{}:
+		default:
+		}
+	}
 	if ch.http || ch.layout {
 		d.log.Warn().Msg("cabinet.mcp.listen, allowed_hosts, allowed_origins, cabinet.state_dir and cabinet.paths.root apply at the next restart of cabinet serve")
 	}

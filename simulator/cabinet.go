@@ -76,6 +76,8 @@ type Cabinet struct {
 	tempDir   bool
 	romm      *rommListener
 	rommGame  string // ES path of the RomM ROM on the cabinet
+	rommName  string // its ES name and system
+	rommSys   string
 	rommBytes []byte
 	mu        sync.Mutex
 	quit      chan struct{} // closed when RetroArch receives QUIT

@@ -51,6 +51,20 @@ func Evening(scale float64) []Step {
 	}
 }
 
+// RomMGame is a game of the household's RomM played at the cabinet: the
+// fake RomM's ROM that is also on the cabinet, launched, played 8 s
+// (scaled) and quit. It is empty when the simulator serves no RomM.
+func (c *Cabinet) RomMGame(scale float64) []Step {
+	if c.rommGame == "" {
+		return nil
+	}
+	d := func(s float64) time.Duration { return time.Duration(s * scale * float64(time.Second)) }
+	return []Step{
+		{Say: fmt.Sprintf("launching %s on %s (a game RomM has too)", c.rommName, c.rommSys), Do: launch(c.rommSys, c.rommName), Wait: d(8)},
+		{Say: "quitting it", Do: endGame, Wait: d(3)},
+	}
+}
+
 // Play runs steps in order, saying each one, until done or ctx ends.
 func (c *Cabinet) Play(ctx context.Context, steps []Step, say func(string)) error {
 	for _, s := range steps {

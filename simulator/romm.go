@@ -84,7 +84,7 @@ func (c *Cabinet) addRomMGame() error {
 	if err != nil {
 		return fmt.Errorf("simulator: add the RomM game: %w", err)
 	}
-	c.rommGame = g.Path
+	c.rommGame, c.rommName, c.rommSys = g.Path, g.Name, system
 	c.rommBytes = rom.Files[0].Bytes
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -63,8 +64,11 @@ for you to try the MCP tools, until Ctrl-C (--once: exit after the evening).`, &
 		return err
 	}
 	defer cab.Close()
+	// No configured RomM token: the demo pairs the cabinet with RomM, as a
+	// household would, and the tools use the paired token.
 	conf, err := cab.WriteConfig(dir, "cabinet.name=Demo Cabinet", "cabinet.mqtt.broker="+broker.URL(),
-		fmt.Sprintf("cabinet.tracker.min_session_seconds=%d", demoMinSession(*scale)), "cabinet.log.level=debug")
+		fmt.Sprintf("cabinet.tracker.min_session_seconds=%d", demoMinSession(*scale)), "cabinet.log.level=debug",
+		"cabinet.romm.token_file=")
 	if err != nil {
 		return err
 	}
@@ -89,8 +93,9 @@ for you to try the MCP tools, until Ctrl-C (--once: exit after the evening).`, &
 	ready := make(chan *daemon.Daemon, 1)
 	done := make(chan error, 1)
 	go func() {
+		pairing := rommStore(&cfg)
 		done <- daemon.Run(dctx, daemon.Options{Load: daemonLoader(&denv, sets), ConfigFile: conf, Version: buildVersion(), LogOut: logf,
-			Ready: func(d *daemon.Daemon) { ready <- d }})
+			WatchFiles: []string{pairing.TokenPath(), pairing.DevicePath()}, Ready: func(d *daemon.Daemon) { ready <- d }})
 	}()
 	var dmn *daemon.Daemon
 	select {
@@ -106,7 +111,7 @@ for you to try the MCP tools, until Ctrl-C (--once: exit after the evening).`, &
 	fmt.Fprintf(out, "  MQTT broker     %s   (watch: mosquitto_sub -h %s -p %s -t 'batocera/#' -v)\n", broker.URL(), hostOf(broker.Addr()), portOf(broker.Addr()))
 	fmt.Fprintf(out, "  cabinet id      %s   (Home Assistant device \"Demo Cabinet\")\n", id)
 	fmt.Fprintf(out, "  EmulationStation (simulated) %s\n", cab.ESURL())
-	fmt.Fprintf(out, "  RomM (simulated)             %s   (token in %s)\n", cab.RomMURL(), cab.Path(simulator.RomMTokenFile))
+	fmt.Fprintf(out, "  RomM (simulated)             %s   (the cabinet pairs with it below)\n", cab.RomMURL())
 	fmt.Fprintf(out, "  config          %s\n", conf)
 	fmt.Fprintf(out, "  log             %s\n", cfg.Layout().Log())
 	fmt.Fprintf(out, "  MCP over HTTP   %s   (bearer token %s)\n", mcpURL, token)
@@ -122,7 +127,19 @@ for you to try the MCP tools, until Ctrl-C (--once: exit after the evening).`, &
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	watched := make(chan struct{})
 	go func() { showStates(watchCtx, broker, id, out); close(watched) }()
-	err = cab.Play(ctx, simulator.Evening(1 / *scale), func(s string) { fmt.Fprintf(out, "%s ▶ %s\n", time.Now().Format("15:04:05"), s) })
+	rommWatched := make(chan struct{})
+	go func() { showRomM(watchCtx, cab.RomM, out); close(rommWatched) }()
+	say := func(s string) { fmt.Fprintf(out, "%s ▶ %s\n", time.Now().Format("15:04:05"), s) }
+	// Once ES runs, the cabinet pairs with RomM (the code shows on its
+	// screen); the RomM game comes after the first game, so that its
+	// session reaches RomM's history while the evening goes on.
+	steps := simulator.Evening(1 / *scale)
+	pair := simulator.Step{Say: "pairing the cabinet with RomM (cabinet romm pair)",
+		Do: func(ctx context.Context, cab *simulator.Cabinet) error {
+			return demoPairRomM(ctx, &cfg, cab, out, *scale)
+		}}
+	steps = slices.Concat(steps[:1], []simulator.Step{pair}, steps[1:3], cab.RomMGame(1 / *scale), steps[3:])
+	err = cab.Play(ctx, steps, say)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(c.env.Stderr, "demo: %v\n", err)
 	}
@@ -132,9 +149,14 @@ for you to try the MCP tools, until Ctrl-C (--once: exit after the evening).`, &
 	}
 	stopWatch()
 	<-watched
+	<-rommWatched
 	if ctx.Err() == nil {
 		fmt.Fprintf(out, "\nWhat Home Assistant shows at the end of the evening:\n")
 		for _, line := range finalStates(broker, id) {
+			fmt.Fprintf(out, "  %s\n", line)
+		}
+		fmt.Fprintf(out, "\nWhat RomM shows of the cabinet:\n")
+		for _, line := range rommSummary(cab.RomM, rommSettled(ctx, dmn)) {
 			fmt.Fprintf(out, "  %s\n", line)
 		}
 	}

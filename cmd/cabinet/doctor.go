@@ -237,6 +237,12 @@ func daemonCheck(path string) func(context.Context, []doctor.Result) doctor.Resu
 		if r := st.RomM; r != nil {
 			facts = append(facts, fmt.Sprintf("RomM play history: %d session(s) delivered, %d waiting, %d unmatched (RomM does not have the game)",
 				r.Delivered, r.Waiting, r.Unmatched))
+			if r.LastError != "" {
+				facts = append(facts, "RomM's last failure (retried with backoff): "+r.LastError)
+			}
+			if r.Device != "" {
+				facts = append(facts, r.Device)
+			}
 		}
 		switch {
 		case st.ConfigError != "":
@@ -251,8 +257,15 @@ func daemonCheck(path string) func(context.Context, []doctor.Result) doctor.Resu
 		case st.MCPHTTPError != "":
 			return doctor.Result{Status: doctor.Warn, Detail: fmt.Sprintf("cabinet serve (pid %d) runs, but MCP over HTTP does not: %s", st.PID, st.MCPHTTPError),
 				Hint: "set cabinet.mcp.listen to a free address (or stop what holds it) and restart the service; hooks, MQTT and `cabinet mcp` work meanwhile", Facts: facts}
+		case st.RomM != nil && st.RomM.DeviceProblem:
+			return doctor.Result{Status: doctor.Warn, Detail: fmt.Sprintf("cabinet serve (pid %d) runs, but RomM does not know the cabinet's device", st.PID),
+				Hint: "run `cabinet romm pair` again (play sessions still reach RomM's history)", Facts: facts}
 		}
-		return doctor.Result{Status: doctor.OK, Detail: fmt.Sprintf("cabinet serve %s runs (pid %d, since %s)", st.Version, st.PID, st.Started.Format(time.RFC3339)), Facts: facts}
+		detail := fmt.Sprintf("cabinet serve %s runs (pid %d, since %s)", st.Version, st.PID, st.Started.Format(time.RFC3339))
+		if st.RomM != nil && st.RomM.Device != "" {
+			detail += "; RomM had forgotten the cabinet's device, which registered again (--verbose for the ids)"
+		}
+		return doctor.Result{Status: doctor.OK, Detail: detail, Facts: facts}
 	}
 }
 

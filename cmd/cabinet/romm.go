@@ -80,6 +80,23 @@ func rommToken(cfg *config.Config) string {
 	return tok
 }
 
+// rommDeviceID is RomM's id of the cabinet when it is paired with the RomM of cabinet.romm.url,
+// "" when not.
+func rommDeviceID(cfg *config.Config) string {
+	if cfg.RomM.URL == "" {
+		return ""
+	}
+	st := rommStore(cfg)
+	if _, err := st.TokenFor(cfg.RomM.URL); err != nil {
+		return ""
+	}
+	p, err := st.Load()
+	if err != nil {
+		return ""
+	}
+	return p.DeviceID
+}
+
 // configuredRomMToken reports whether a token is configured (even one whose file failed to read).
 func configuredRomMToken(cfg *config.Config) bool {
 	return cfg.RomM.Token != "" || cfg.RomM.TokenFile != ""
@@ -160,7 +177,6 @@ func pairOptions(cfg *config.Config) (pairing.Options, error) {
 	if err != nil {
 		return pairing.Options{}, err
 	}
-	host, _ := os.Hostname()
 	return pairing.Options{
 		Server:          pairing.ClientServer{Client: client},
 		URL:             cfg.RomM.URL,
@@ -168,9 +184,17 @@ func pairOptions(cfg *config.Config) (pairing.Options, error) {
 		Screen:          pairing.CabinetScreen{ES: esc, RetroArch: retroarch.New(cfg.RetroArchAddr, retroarch.WithTimeout(time.Second))},
 		ConfiguredToken: configuredRomMToken(cfg),
 		Identifier:      id,
-		Device: romm.DeviceInfo{Name: cfg.Name, Platform: pairing.Platform, Client: pairing.Client,
-			ClientVersion: buildVersion(), Hostname: host, MAC: primaryMAC()},
+		Device:          cabinetDevice(cfg),
 	}, nil
+}
+
+// cabinetDevice is how the cabinet describes itself to RomM as a device:
+// RomM finds an earlier registration by the MAC address, or the hostname
+// and platform.
+func cabinetDevice(cfg *config.Config) romm.DeviceInfo {
+	host, _ := os.Hostname()
+	return romm.DeviceInfo{Name: cfg.Name, Platform: pairing.Platform, Client: pairing.Client,
+		ClientVersion: buildVersion(), Hostname: host, MAC: primaryMAC()}
 }
 
 // primaryMAC is the hardware address of the first interface that is up and not loopback, "" when

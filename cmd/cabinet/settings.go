@@ -85,7 +85,7 @@ func toolsSettings(cfg *config.Config) tools.Settings {
 	return tools.Settings{ESURL: cfg.ESURL, RetroArchAddr: cfg.RetroArchAddr, Paths: p, Name: cfg.Name,
 		ReadOnly: cfg.MCP.ReadOnly, DryRun: cfg.MCP.DryRun, Root: cfg.Root,
 		RomM: tools.RomMSettings{URL: cfg.RomM.URL, Token: rommToken(cfg), CAFile: resolvedFile(cfg, cfg.RomM.CAFile),
-			PlatformMap: cfg.RomM.PlatformMap},
+			PlatformMap: cfg.RomM.PlatformMap, DeviceID: rommDeviceID(cfg)},
 		ROMarr:      tools.ROMarrSettings{URL: cfg.ROMarr.URL, APIKey: cfg.ROMarr.APIKey.Reveal()},
 		AllowWrites: cfg.Library.AllowWrites}
 }
@@ -149,7 +149,7 @@ func rommReport(cfg *config.Config) daemon.RomMReport {
 		since = p.ReportSince
 	}
 	return daemon.RomMReport{URL: cfg.RomM.URL, Token: p.Token, CAFile: resolvedFile(cfg, cfg.RomM.CAFile), DeviceID: p.DeviceID,
-		Since: since, Root: cfg.Root, PlatformMap: cfg.RomM.PlatformMap}
+		Since: since, Root: cfg.Root, PlatformMap: cfg.RomM.PlatformMap, PairingDir: rommStore(cfg).Dir, Device: cabinetDevice(cfg)}
 }
 
 // batoceraVersion reads /usr/share/batocera/batocera.version ("41

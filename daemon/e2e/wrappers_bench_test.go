@@ -159,9 +159,13 @@ func measure(rows []benchRow, runs int, rotate bool) {
 
 // latency times the screensaver-start wrapper spawned until a subscriber
 // has the state it sets. The round's screensaver-stop row turns it off
-// again before the next round.
+// again before the next round; the row waits until the broker has that
+// OFF first: a daemon that takes the round's events in one apply (a game's
+// start and end, the stop and this start, within a few milliseconds)
+// publishes only the state they end in, ON again, which is no change.
 func latency(b *testing.B, r *rig, on, _ string) func() time.Duration {
 	return func() time.Duration {
+		r.obs.WaitLatest(r.topic("screensaver"), "OFF", 10*time.Second)
 		from := r.obs.Mark()
 		start := time.Now()
 		timeCmd(b, r, "/bin/sh", on, "dim")

@@ -53,13 +53,30 @@ type Resolver interface {
 // MaxBatch is the most sessions RomM takes in one request.
 const MaxBatch = 100
 
-// Backoff of a failed session: doubled per attempt from Min, at most Max.
+// Backoff of one session RomM refused (its answer for that session was an
+// error): doubled per attempt from Min, at most Max. Such a session no
+// longer holds up those after it.
 const (
 	MinBackoff = 30 * time.Second
 	MaxBackoff = 6 * time.Hour
 )
 
-// Reporter drains the queue.
+// Backoff of RomM itself — unreachable, refusing the token, failing the
+// whole request: doubled per failed pass from MinServerBackoff, at most
+// MaxServerBackoff. The sessions keep their place, so they go out in order
+// once RomM is back.
+const (
+	MinServerBackoff = 30 * time.Second
+	MaxServerBackoff = 30 * time.Minute
+)
+
+// maxBlocking is how many passes a session whose ROM could not be looked
+// up (RomM failing that one lookup) holds up those after it; then it waits
+// its own backoff.
+const maxBlocking = 5
+
+// Reporter drains the queue. Keep one per RomM (server, token, device): it
+// holds RomM's backoff between passes.
 type Reporter struct {
 	Store   Store
 	Post    Poster
@@ -68,6 +85,9 @@ type Reporter struct {
 	// on request (backfill sets it earlier).
 	Since time.Time
 	Now   func() time.Time
+
+	failures int
+	next     time.Time
 }
 
 // Pass is what one Drain did.
@@ -75,10 +95,31 @@ type Pass struct {
 	Delivered, Unmatched, Retrying int
 }
 
-// Drain sends everything pending now, batch after batch, and marks each
-// session. It stops at the first failed batch (the rest waits for the next
-// pass) and returns what it did with the error.
+// Due reports whether RomM's backoff has passed (always, until a pass
+// failed).
+func (r *Reporter) Due() bool { return !r.now().Before(r.next) }
+
+// Drain sends everything pending now, batch after batch, oldest first, and
+// marks each session. It stops at the first failure of RomM (the session
+// it stopped at and those after it keep their place for the next pass,
+// which Due holds back) and returns what it did with the error.
 func (r *Reporter) Drain(ctx context.Context) (Pass, error) {
+	p, err := r.drain(ctx)
+	switch {
+	case err == nil:
+		r.failures, r.next = 0, time.Time{}
+	case ctx.Err() == nil:
+		wait := MinServerBackoff
+		for i := 0; i < r.failures && wait < MaxServerBackoff; i++ {
+			wait *= 2
+		}
+		r.failures++
+		r.next = r.now().Add(min(wait, MaxServerBackoff))
+	}
+	return p, err
+}
+
+func (r *Reporter) drain(ctx context.Context) (Pass, error) {
 	var p Pass
 	now := r.now()
 	for {
@@ -90,18 +131,24 @@ func (r *Reporter) Drain(ctx context.Context) (Pass, error) {
 			return p, nil
 		}
 		marks := map[string]outbox.RommMark{}
-		attempts := map[string]int{}
 		var batch []Session
 		var ids []string
+		var stop error // RomM failed a lookup: the rest of the queue waits
+	resolve:
 		for _, it := range pending {
 			s := it.Session
-			attempts[s.ID] = it.Mark.Attempts
 			id, known, err := r.Resolve.ROMID(ctx, s)
 			switch {
 			case ctx.Err() != nil:
 				return p, ctx.Err()
+			case err != nil && it.Mark.Attempts+1 < maxBlocking:
+				marks[s.ID] = outbox.RommMark{State: outbox.RommRetry, Attempts: it.Mark.Attempts + 1, NextTry: now,
+					Detail: untrusted.Clean(err.Error(), 300)}
+				p.Retrying++
+				stop = fmt.Errorf("look up the game of a session in RomM: %w", err)
+				break resolve
 			case err != nil:
-				marks[s.ID] = retry(0, attempts[s.ID], now, err.Error())
+				marks[s.ID] = retry(0, it.Mark.Attempts, now, err.Error())
 				p.Retrying++
 			case !known:
 				marks[s.ID] = outbox.RommMark{State: outbox.RommUnmatched, Detail: "RomM does not have this game"}
@@ -114,46 +161,44 @@ func (r *Reporter) Drain(ctx context.Context) (Pass, error) {
 			default:
 				batch = append(batch, Session{ROMID: id, Start: s.Started, End: s.Ended, Duration: s.Duration})
 				ids = append(ids, s.ID)
-				marks[s.ID] = outbox.RommMark{State: outbox.RommDelivered, ROMID: id}
+				marks[s.ID] = outbox.RommMark{State: outbox.RommDelivered, ROMID: id, Attempts: it.Mark.Attempts}
 			}
 		}
-		var postErr error
 		if len(batch) > 0 {
 			results, err := r.Post.Post(ctx, batch)
-			switch {
-			case err != nil:
-				postErr = err
+			if err == nil && len(results) != len(batch) {
+				err = fmt.Errorf("RomM answered %d results for %d sessions", len(results), len(batch))
+			}
+			if err != nil {
+				// The whole request failed: the batch keeps its place (and
+				// its marks) and goes first next time.
 				for _, id := range ids {
-					marks[id] = retry(marks[id].ROMID, attempts[id], now, err.Error())
+					delete(marks, id)
 				}
-				p.Retrying += len(ids)
-			case len(results) != len(batch):
-				postErr = fmt.Errorf("RomM answered %d results for %d sessions", len(results), len(batch))
-				for _, id := range ids {
-					marks[id] = retry(marks[id].ROMID, attempts[id], now, postErr.Error())
+				if merr := r.Store.MarkRomm(marks); merr != nil {
+					return p, fmt.Errorf("record RomM's answer: %w", merr)
 				}
-				p.Retrying += len(ids)
-			default:
-				for i, res := range results {
-					id := ids[i]
-					switch res.Status {
-					case "created", "duplicate":
-						p.Delivered++
-					default:
-						marks[id] = retry(marks[id].ROMID, attempts[id], now, "RomM refused it: "+untrusted.Clean(res.Detail, 200))
-						p.Retrying++
-					}
+				if errors.Is(err, context.Canceled) {
+					return p, err
+				}
+				return p, fmt.Errorf("send %d play sessions to RomM: %w", len(batch), err)
+			}
+			for i, res := range results {
+				id := ids[i]
+				switch res.Status {
+				case "created", "duplicate":
+					p.Delivered++
+				default:
+					marks[id] = retry(marks[id].ROMID, marks[id].Attempts, now, "RomM refused it: "+untrusted.Clean(res.Detail, 200))
+					p.Retrying++
 				}
 			}
 		}
 		if err := r.Store.MarkRomm(marks); err != nil {
 			return p, fmt.Errorf("record RomM's answer: %w", err)
 		}
-		if postErr != nil {
-			if errors.Is(postErr, context.Canceled) {
-				return p, postErr
-			}
-			return p, fmt.Errorf("send %d play sessions to RomM: %w", len(batch), postErr)
+		if stop != nil {
+			return p, stop
 		}
 		if len(pending) < MaxBatch {
 			return p, nil
@@ -161,9 +206,9 @@ func (r *Reporter) Drain(ctx context.Context) (Pass, error) {
 	}
 }
 
-// retry marks a failed session for a later pass: MinBackoff after the
-// first failure, doubling with each, at most MaxBackoff — RomM being away
-// for a day costs a handful of tries, not thousands.
+// retry marks a session RomM refused for a later pass: MinBackoff after
+// the first failure, doubling with each, at most MaxBackoff — a refusal
+// costs a handful of tries a day, not thousands.
 func retry(romID, before int, now time.Time, why string) outbox.RommMark {
 	wait := MinBackoff
 	for i := 0; i < before && wait < MaxBackoff; i++ {

@@ -110,20 +110,23 @@ func TestDrainInOrderInBatchesWithRetries(t *testing.T) {
 	if _, err := r.Drain(context.Background()); err == nil {
 		t.Fatal("a failed post reported no error")
 	}
-	if pass, _ := r.Drain(context.Background()); pass != (Pass{}) {
-		t.Errorf("drained %+v before the backoff passed", pass)
+	if r.Due() {
+		t.Error("due again at once after a failed pass")
 	}
-	now = now.Add(MinBackoff)
+	now = now.Add(MinServerBackoff)
+	if !r.Due() {
+		t.Fatal("not due after the backoff")
+	}
 	if _, err := r.Drain(context.Background()); err == nil {
 		t.Fatal("the second failure reported no error")
 	}
-	now = now.Add(MinBackoff) // the backoff doubled: not yet
-	if pass, _ := r.Drain(context.Background()); pass != (Pass{}) {
-		t.Errorf("drained %+v before the doubled backoff passed", pass)
+	now = now.Add(MinServerBackoff) // the backoff doubled: not yet
+	if r.Due() {
+		t.Error("due before the doubled backoff passed")
 	}
-	now = now.Add(MinBackoff)
-	if pass, err := r.Drain(context.Background()); err != nil || pass.Delivered != 1 {
-		t.Errorf("after RomM came back: %+v, %v", pass, err)
+	now = now.Add(MinServerBackoff)
+	if pass, err := r.Drain(context.Background()); err != nil || pass.Delivered != 1 || !r.Due() {
+		t.Errorf("after RomM came back: %+v, %v (due %v)", pass, err, r.Due())
 	}
 	c, _ := store.RommStats(t0)
 	if c != (outbox.RommCounts{Delivered: n, Unmatched: 1}) {
@@ -151,6 +154,116 @@ func TestDrainAfterCrashSendsDuplicates(t *testing.T) {
 		t.Fatalf("%+v, %v", pass, err)
 	}
 	if c, _ := store.RommStats(t0); c.Delivered != 1 || c.Pending != 0 {
+		t.Errorf("stats %+v", c)
+	}
+}
+
+// flaky fails every call while down.
+type flaky struct {
+	poster
+	down bool
+}
+
+func (f *flaky) Post(ctx context.Context, s []Session) ([]Result, error) {
+	if f.down {
+		return nil, errors.New("connect: connection refused")
+	}
+	return f.poster.Post(ctx, s)
+}
+
+// lookupDown fails the lookups of the games in down.
+type lookupDown struct{ down map[string]bool }
+
+func (l lookupDown) ROMID(ctx context.Context, s haentities.Session) (int, bool, error) {
+	if l.down[s.Game] {
+		return 0, false, errors.New("RomM answered 502")
+	}
+	return resolver{}.ROMID(ctx, s)
+}
+
+// TestRomMDownThenBack: 100 sessions logged one by one while RomM is away
+// (a pass after each, as the daemon does when a session is logged) reach
+// RomM once each, in the order they were played, in batches, once it is
+// back — and a lookup that fails holds the queue (order kept) only for a
+// few passes.
+func TestRomMDownThenBack(t *testing.T) {
+	store, err := outbox.Open(filepath.Join(t.TempDir(), "cabinet.db"), outbox.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	t0 := time.Date(2026, 12, 1, 18, 0, 0, 0, time.UTC)
+	now := t0
+	f := &flaky{poster: poster{seen: map[string]bool{}}, down: true}
+	look := lookupDown{down: map[string]bool{}}
+	r := &Reporter{Store: store, Post: f, Resolve: look, Since: t0, Now: func() time.Time { return now }}
+	const n = 100
+	for i := range n {
+		at := t0.Add(time.Duration(i) * time.Minute)
+		if err := store.Update(func(tx *outbox.Tx) error {
+			return tx.AppendSession(haentities.Session{ID: fmt.Sprintf("%s-%03d", at.Format("20060102T150405"), i), Game: fmt.Sprintf("game %03d", i),
+				Started: at, Ended: at.Add(30 * time.Second), Duration: 30 * time.Second})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		now = at.Add(31 * time.Second)
+		if r.Due() {
+			if _, err := r.Drain(context.Background()); err == nil {
+				t.Fatal("RomM is down, yet the pass reported no error")
+			}
+		}
+	}
+	if c, _ := store.RommStats(t0); c.Pending != n || c.Delivered != 0 {
+		t.Fatalf("while RomM is down: %+v, want all %d pending", c, n)
+	}
+	f.down = false
+	now = now.Add(MaxServerBackoff)
+	if pass, err := r.Drain(context.Background()); err != nil || pass.Delivered != n {
+		t.Fatalf("RomM back: %+v, %v", pass, err)
+	}
+	var sent []Session
+	for _, b := range f.batches {
+		sent = append(sent, b...)
+	}
+	if len(f.batches) != 1 || len(sent) != n {
+		t.Fatalf("%d batches, %d sessions; want one batch of %d", len(f.batches), len(sent), n)
+	}
+	for i := 1; i < len(sent); i++ {
+		if !sent[i].Start.After(sent[i-1].Start) {
+			t.Fatalf("session %d went out before the one played earlier", i)
+		}
+	}
+
+	// A lookup RomM fails: that session and the ones after it wait (the
+	// ones before go), in order, for maxBlocking passes; then it waits
+	// alone and the rest goes.
+	for i, g := range []string{"x1 before", "x2 stuck", "x3 after"} {
+		at := now.Add(time.Duration(i) * time.Minute)
+		store.Update(func(tx *outbox.Tx) error {
+			return tx.AppendSession(haentities.Session{ID: "z" + g, Game: g, Started: at, Ended: at.Add(time.Minute), Duration: time.Minute})
+		})
+	}
+	look.down["x2 stuck"] = true
+	now = now.Add(time.Hour)
+	f.batches = nil
+	for pass := 1; pass < maxBlocking; pass++ {
+		if _, err := r.Drain(context.Background()); err == nil {
+			t.Fatal("a failed lookup reported no error")
+		}
+		now = now.Add(MaxServerBackoff)
+	}
+	if len(f.batches) != 1 || len(f.batches[0]) != 1 || f.batches[0][0].ROMID != len("x1 before") {
+		t.Fatalf("while the lookup fails: batches %v, want only the session before it", f.batches)
+	}
+	if pass, err := r.Drain(context.Background()); err != nil || pass.Delivered != 1 || pass.Retrying != 1 {
+		t.Fatalf("after %d failed lookups: %+v, %v; want the session after it delivered, the stuck one retrying", maxBlocking, pass, err)
+	}
+	look.down["x2 stuck"] = false
+	now = now.Add(MaxBackoff)
+	if pass, err := r.Drain(context.Background()); err != nil || pass.Delivered != 1 {
+		t.Fatalf("the stuck session, once its lookup works: %+v, %v", pass, err)
+	}
+	if c, _ := store.RommStats(t0); c != (outbox.RommCounts{Delivered: n + 3}) {
 		t.Errorf("stats %+v", c)
 	}
 }

@@ -25,6 +25,17 @@ type Lookup interface {
 // FileResolver resolves a session's ROM file to RomM: the file's hashes
 // the way RomM computes them (a zip by its contents), else its name and
 // size within the system's platforms. Answers are kept per ROM path.
+//
+// Not RetroArch's GET_STATUS crc32: read in RetroArch's content.c
+// (content_file_load and content_file_load_into_memory), it is the CRC of
+// the whole file for a plain ROM — RomM's too — but of the first member
+// (alphabetically, of the core's extensions) for a zip the core has
+// RetroArch extract, of the whole archive's bytes for a core that takes
+// the zip itself (MAME, FBNeo: block_extract), of the patched data when a
+// soft patch applies, and 0 for media types. RomM hashes a zip by all its
+// members' contents, so the two agree only for plain files and
+// single-member zips of extracting cores; the file itself, which the
+// cabinet has, matches in every case RomM's rule does.
 type FileResolver struct {
 	Lookup Lookup
 	// Path maps the ROM path a session logged to the file on this machine

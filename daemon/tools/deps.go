@@ -56,6 +56,17 @@ type DaemonHealth struct {
 	MQTTConnected bool
 	OutboxDepth   int // messages waiting for the broker
 	OutboxDropped int // messages dropped because the outbox was full
+	// RomM counts the sessions reported to RomM's play history; nil when
+	// the cabinet does not report (not paired, or report_play off).
+	RomM *RomMPlayReport
+}
+
+// RomMPlayReport is where the sessions logged since pairing stand in
+// RomM's play history.
+type RomMPlayReport struct {
+	Delivered int
+	Waiting   int // not sent yet, or RomM failed and it is retried
+	Unmatched int // RomM does not have the game: not sent
 }
 
 // DaemonStatus reports the daemon's links for batocera_get_status and

@@ -40,6 +40,8 @@ type Library struct {
 	APIIndex APIIndexLoader
 	// AllowWrites registers the write tools (cabinet.library.allow_writes).
 	AllowWrites bool
+	// DeviceID is RomM's id of the cabinet when it is paired, "" when not.
+	DeviceID string
 }
 
 // rommFailure turns a RomM error into a refusal that says what to do.

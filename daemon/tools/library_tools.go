@@ -17,9 +17,10 @@ import (
 
 // libraryTools is what the library tools share.
 type libraryTools struct {
-	lib  Library
-	es   ES
-	mark *cabinetMarker
+	lib    Library
+	es     ES
+	daemon DaemonStatus // nil without the daemon: no play history figures
+	mark   *cabinetMarker
 }
 
 // Bounds of library pages.
@@ -38,13 +39,21 @@ type libraryStatusResult struct {
 }
 
 type rommStatus struct {
-	Configured        bool     `json:"configured"`
-	Reachable         bool     `json:"reachable"`
-	Version           string   `json:"version"`
-	Paired            bool     `json:"paired"`
-	DeviceID          *string  `json:"device_id"`
-	ScopesOK          []string `json:"scopes_ok"`
-	UnmappedPlatforms []string `json:"unmapped_platforms"`
+	Configured        bool             `json:"configured"`
+	Reachable         bool             `json:"reachable"`
+	Version           string           `json:"version"`
+	Paired            bool             `json:"paired"`
+	DeviceID          *string          `json:"device_id"`
+	ScopesOK          []string         `json:"scopes_ok"`
+	UnmappedPlatforms []string         `json:"unmapped_platforms"`
+	PlayHistory       *rommPlayHistory `json:"play_history"`
+}
+
+// rommPlayHistory is where the cabinet's sessions stand in RomM's play history.
+type rommPlayHistory struct {
+	Delivered int `json:"delivered"`
+	Waiting   int `json:"waiting"`
+	Unmatched int `json:"unmatched"`
 }
 
 type romarrBrief struct {
@@ -68,6 +77,11 @@ func (l libraryTools) statusTool() (mcp.Tool, server.ToolHandlerFunc) {
 				req("device_id", nullable(str("RomM's device id of the cabinet, null when not paired."))),
 				req("scopes_ok", array("RomM scopes the token has (reads only are tried).", str("A scope, e.g. roms.read."))),
 				req("unmapped_platforms", array("RomM platforms with games but no Batocera system on this cabinet.", str("A RomM platform slug."))),
+				req("play_history", nullable(object("The sessions logged since pairing, by where they stand in RomM's play history; null when the cabinet does not report them (not paired, cabinet.romm.report_play off, or no daemon).",
+					req("delivered", integer("Sessions RomM has.")),
+					req("waiting", integer("Sessions not sent yet, or retried after RomM failed.")),
+					req("unmatched", integer("Sessions of games RomM does not have: not sent.")),
+				))),
 			))),
 			req("romarr", nullable(object("ROMarr; null when not configured.",
 				req("configured", boolean("cabinet.romarr.url is set.")),
@@ -84,6 +98,17 @@ func (l libraryTools) status(ctx context.Context) libraryStatusResult {
 	if r := l.lib.RomM; r != nil {
 		st := &rommStatus{Configured: true, ScopesOK: []string{}, UnmappedPlatforms: []string{}}
 		res.RomM = st
+		if id := l.lib.DeviceID; id != "" {
+			st.Paired, st.DeviceID = true, &id
+		}
+		if l.daemon != nil {
+			if h, err := l.daemon.DaemonHealth(ctx); err == nil && h.RomM != nil {
+				st.PlayHistory = &rommPlayHistory{Delivered: h.RomM.Delivered, Waiting: h.RomM.Waiting, Unmatched: h.RomM.Unmatched}
+				if n := h.RomM.Unmatched; n > 0 {
+					res.Warnings = append(res.Warnings, fmt.Sprintf("%d logged session(s) are of games RomM does not have: they are not in RomM's play history.", n))
+				}
+			}
+		}
 		v, err := r.Version(ctx)
 		if err != nil {
 			res.Warnings = append(res.Warnings, "RomM: "+untrusted.Clean(err.Error(), maxErrorRunes))

@@ -31,10 +31,13 @@ type Settings struct {
 	AllowWrites bool
 }
 
-// RomMSettings are cabinet.romm.*.
+// RomMSettings are cabinet.romm.*, and the pairing (`cabinet romm pair`).
 type RomMSettings struct {
 	URL, Token, CAFile string
 	PlatformMap        map[string]string
+	// DeviceID is RomM's id of the cabinet when it is paired with this
+	// RomM, "" when not.
+	DeviceID string
 }
 
 // ROMarrSettings are cabinet.romarr.*.
@@ -66,7 +69,7 @@ func Build(s Settings, version string, dryRun bool, extra Deps) (*Server, error)
 // buildLibrary makes the RomM and ROMarr clients the settings name.
 // Nothing is dialled here.
 func buildLibrary(s Settings) (Library, error) {
-	lib := Library{AllowWrites: s.AllowWrites, Platforms: platforms.Default().WithOverrides(s.RomM.PlatformMap)}
+	lib := Library{AllowWrites: s.AllowWrites, Platforms: platforms.Default().WithOverrides(s.RomM.PlatformMap), DeviceID: s.RomM.DeviceID}
 	if s.RomM.URL != "" {
 		c, err := romm.New(romm.Config{URL: s.RomM.URL, Token: s.RomM.Token, CAFile: s.RomM.CAFile})
 		if err != nil {

@@ -55,7 +55,7 @@ func (s *Store) RommPending(since, now time.Time, limit int) ([]RommItem, error)
 	err := s.view(func(tx *bolt.Tx) error {
 		marks := tx.Bucket(bRomm)
 		c := tx.Bucket(bSessions).Cursor()
-		for k, v := c.First(); k != nil; k, v = c.Next() {
+		for k, v := seekSince(c, since); k != nil; k, v = c.Next() {
 			if limit > 0 && len(out) >= limit {
 				break
 			}
@@ -118,10 +118,12 @@ func (s *Store) RommStats(since time.Time) (RommCounts, error) {
 	var c RommCounts
 	err := s.view(func(tx *bolt.Tx) error {
 		marks := tx.Bucket(bRomm)
-		return tx.Bucket(bSessions).ForEach(func(k, v []byte) error {
+		cur := tx.Bucket(bSessions).Cursor()
+	sessions:
+		for k, v := seekSince(cur, since); k != nil; k, v = cur.Next() {
 			var sess haentities.Session
 			if json.Unmarshal(v, &sess) != nil || sess.Started.Before(since) {
-				return nil
+				continue
 			}
 			var m RommMark
 			if marks != nil {
@@ -129,19 +131,31 @@ func (s *Store) RommStats(since time.Time) (RommCounts, error) {
 					switch m.State {
 					case RommDelivered:
 						c.Delivered++
-						return nil
+						continue sessions
 					case RommUnmatched:
 						c.Unmatched++
-						return nil
+						continue sessions
 					case RommRetry:
 						c.Retrying++
-						return nil
+						continue sessions
 					}
 				}
 			}
 			c.Pending++
-			return nil
-		})
+		}
+		return nil
 	})
 	return c, err
+}
+
+// seekSince moves c to the first session that may have started at or
+// after since. Session ids begin with their start, UTC, to the millisecond
+// (hook/tracker), so the ids sort by start; the seek goes a day earlier, a
+// margin for an id made from a clock that was off, and the caller still
+// checks each session's start. A zero since starts at the first.
+func seekSince(c *bolt.Cursor, since time.Time) ([]byte, []byte) {
+	if since.IsZero() {
+		return c.First()
+	}
+	return c.Seek([]byte(since.UTC().Add(-24 * time.Hour).Format("20060102T150405.000Z")))
 }

@@ -1,6 +1,7 @@
 package outbox
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -62,5 +63,46 @@ func TestRommQueue(t *testing.T) {
 	}
 	if err := s.MarkRomm(map[string]RommMark{"": {State: RommDelivered}}); err == nil {
 		t.Error("an empty session id was marked")
+	}
+}
+
+// TestRommSeeksPastEarlierSessions: with ids as the tracker makes them
+// (the start, UTC, first), the queue skips a long history before pairing,
+// and a session whose id says a start a few hours off its real one (a
+// clock set late) is still found.
+func TestRommSeeksPastEarlierSessions(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "cabinet.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	paired := time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
+	id := func(at time.Time, n int) string { return at.UTC().Format("20060102T150405.000Z") + fmt.Sprintf("-%04d", n) }
+	if err := s.Update(func(tx *Tx) error {
+		for i := range 500 { // a year of evenings before pairing
+			at := paired.Add(-time.Duration(500-i) * 18 * time.Hour)
+			if err := tx.AppendSession(haentities.Session{ID: id(at, i), Game: "old", Started: at, Ended: at.Add(time.Hour), Duration: time.Hour}); err != nil {
+				return err
+			}
+		}
+		at := paired.Add(time.Hour)
+		if err := tx.AppendSession(haentities.Session{ID: id(at, 1000), Game: "after", Started: at, Ended: at.Add(time.Hour), Duration: time.Hour}); err != nil {
+			return err
+		}
+		// Its id was made while the clock was 5 h behind.
+		if err := tx.AppendSession(haentities.Session{ID: id(at.Add(-5*time.Hour), 1001), Game: "skewed", Started: at.Add(time.Minute),
+			Ended: at.Add(time.Hour), Duration: time.Hour}); err != nil {
+			return err
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.RommPending(paired, paired.Add(3*time.Hour), 0)
+	if err != nil || len(got) != 2 || got[0].Session.Game != "skewed" || got[1].Session.Game != "after" {
+		t.Fatalf("pending %+v, %v; want the two sessions after pairing", got, err)
+	}
+	if c, err := s.RommStats(paired); err != nil || c.Pending != 2 {
+		t.Errorf("stats %+v, %v", c, err)
 	}
 }

@@ -183,6 +183,21 @@ func (o *Observer) WaitMsg(from int, topic, want string, d time.Duration) Msg {
 	return got
 }
 
+// WaitLatest waits until the latest message received on topic has
+// payload want: the state a subscriber holds now, whichever message set it.
+func (o *Observer) WaitLatest(topic, want string, d time.Duration) {
+	o.t.Helper()
+	WaitFor(o.t, d, fmt.Sprintf("%s to be %q on the broker", topic, want), o.Changed, func() (bool, string) {
+		last := ""
+		for _, m := range o.Since(0) {
+			if m.Topic == topic {
+				last = m.Payload
+			}
+		}
+		return last == want, fmt.Sprintf("latest payload %q", last)
+	})
+}
+
 // Retained is what a subscriber that connects now receives as retained:
 // topic → payload.
 func (o *Observer) Retained() map[string]string {

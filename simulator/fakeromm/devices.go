@@ -117,6 +117,21 @@ func (s *Server) Devices() []Device {
 	return out
 }
 
+// DeleteDevice removes a device, as deleting it in RomM's web UI does (its
+// heartbeats answer 404 from now on), and reports whether there was one.
+func (s *Server) DeleteDevice(id string) bool {
+	s.init()
+	s.state.mu.Lock()
+	defer s.state.mu.Unlock()
+	for i, d := range s.state.devices {
+		if d.ID == id {
+			s.state.devices = append(s.state.devices[:i], s.state.devices[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
 // device is the user's device id, or nil; the caller holds s.state.mu.
 func (s *Server) device(id string, user int) *Device {
 	for _, d := range s.state.devices {

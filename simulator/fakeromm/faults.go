@@ -19,6 +19,10 @@ type Faults struct {
 	// Latency delays the response (real time: it is network behaviour);
 	// it ends early when the client goes away.
 	Latency time.Duration
+	// LatencyAfter runs the request, then holds its answer this long (real
+	// time): the request took effect, but a client that dies meanwhile
+	// never hears so (it ends early, unanswered, when the client goes).
+	LatencyAfter time.Duration
 	// Status answers with this status instead (500, 502, 503, ...): Starlette's
 	// text/plain "Internal Server Error" for 500, a proxy's HTML page else.
 	Status int
@@ -63,6 +67,22 @@ func (s *Server) applyFaults(w http.ResponseWriter, r *http.Request) bool {
 		}
 	}
 	switch {
+	case f.LatencyAfter > 0:
+		rec := &recorder{header: http.Header{}}
+		s.handler.ServeHTTP(rec, r)
+		t := time.NewTimer(f.LatencyAfter)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return true
+		}
+		for k, v := range rec.header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(max(rec.status, http.StatusOK))
+		w.Write(rec.body.Bytes())
+		return true
 	case f.RedirectTo != "":
 		http.Redirect(w, r, strings.TrimSuffix(f.RedirectTo, "/")+r.URL.RequestURI(), http.StatusFound)
 		return true

@@ -75,6 +75,27 @@ func (s *Server) caller(r *http.Request) (identity, bool) {
 	return identity{scopes: t.scopes, deviceID: t.deviceID}, true
 }
 
+// IssueToken creates a client token holding scopes, bound to deviceID
+// ("" for none), as a user does under Profile → Client tokens in RomM's
+// web UI, and returns it.
+func (s *Server) IssueToken(scopes []string, deviceID string) string {
+	s.init()
+	s.state.mu.Lock()
+	defer s.state.mu.Unlock()
+	return s.issue(s.newToken("issued", scopes, deviceID))
+}
+
+// RevokeIssued deletes every token the fake issued (by a pair code or the
+// device flow), as deleting them under Profile → Client tokens in RomM's
+// web UI does: their requests are refused from now on. Options.Token stays
+// (Revoke is for that one); devices stay.
+func (s *Server) RevokeIssued() {
+	s.init()
+	s.state.mu.Lock()
+	defer s.state.mu.Unlock()
+	clear(s.state.tokens)
+}
+
 func tokenHash(raw string) string {
 	sum := sha256.Sum256([]byte(raw))
 	return hex.EncodeToString(sum[:])

@@ -320,3 +320,38 @@ func ExamplePaired_String() {
 	fmt.Println(p)
 	// Output: paired with http://romm.lan:8080 as device "7" at 2025-06-01T12:00:00Z
 }
+
+// TestPairAgainKeepsReportStart: pairing again with the same RomM (a token
+// revoked) keeps reporting from the first pairing (or an earlier backfill),
+// so the sessions that waited for the new token still go; another RomM, or
+// a pairing after unpair, starts afresh.
+func TestPairAgainKeepsReportStart(t *testing.T) {
+	backfill := start.Add(-48 * time.Hour)
+	tests := []struct {
+		name string
+		old  *Paired
+		want time.Time
+	}{
+		{"first pairing", nil, time.Time{}},
+		{"same RomM", &Paired{Token: "rmm_old", URL: testURL + "/", PairedAt: start.Add(-time.Hour)}, start.Add(-time.Hour)},
+		{"same RomM, backfilled", &Paired{Token: "rmm_old", URL: testURL, PairedAt: start.Add(-time.Hour), ReportSince: backfill}, backfill},
+		{"another RomM", &Paired{Token: "rmm_old", URL: "http://other:8080", PairedAt: start.Add(-time.Hour)}, time.Time{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRig(t, approved(""))
+			if tt.old != nil {
+				if err := r.opts.Store.Save(*tt.old); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := PairCode(context.Background(), r.opts, "ABCD2345"); err != nil {
+				t.Fatal(err)
+			}
+			got, err := r.opts.Store.Load()
+			if err != nil || !got.ReportSince.Equal(tt.want) || !got.PairedAt.Equal(start) {
+				t.Errorf("stored %v (reporting since %v), %v; want since %v", got, got.ReportSince, err, tt.want)
+			}
+		})
+	}
+}

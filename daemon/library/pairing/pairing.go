@@ -145,6 +145,15 @@ func finish(ctx context.Context, o *Options, tok romm.DeviceToken) (Paired, erro
 			p.DeviceID = id
 		}
 	}
+	// Paired again with the same RomM (a token revoked, a device lost): the
+	// reporting goes on from where it began, so the sessions that waited
+	// for the new token are not taken for ones from before the pairing.
+	if old, err := o.Store.Load(); err == nil && sameURL(old.URL, o.URL) && !old.PairedAt.IsZero() {
+		p.ReportSince = old.PairedAt
+		if !old.ReportSince.IsZero() && old.ReportSince.Before(old.PairedAt) {
+			p.ReportSince = old.ReportSince
+		}
+	}
 	if err := o.Store.Save(p); err != nil {
 		return Paired{}, err
 	}

@@ -137,6 +137,17 @@ func (s Store) Save(p Paired) error {
 	return nil
 }
 
+// SetDevice records a new device id for the stored pairing (the daemon's
+// re-registration after RomM forgot the device), keeping the rest.
+func (s Store) SetDevice(id string) error {
+	p, err := s.Load()
+	if err != nil {
+		return err
+	}
+	p.DeviceID = id
+	return s.Save(p)
+}
+
 // Forget removes the pairing: the token first, so no reader sees a device without it. Forgetting
 // nothing is not an error.
 func (s Store) Forget() error {

@@ -1,0 +1,73 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/batocera-cabinet/cabinet/hook/journal"
+	"github.com/batocera-cabinet/cabinet/hook/socket"
+	"github.com/batocera-cabinet/cabinet/hook/tracker"
+	"github.com/batocera-cabinet/cabinet/simulator"
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
+	"github.com/batocera-cabinet/cabinet/simulator/fakeromm"
+)
+
+// TestRomMHeartbeatCadence: over a ten-minute game (on the daemon's fake
+// clock, which the fake RomM keeps time by too) RomM gets the game's
+// heartbeat as it starts and then every 30 s, so its "now playing" — gone
+// 90 s after the last heartbeat — never lapses; the game's end clears it at
+// once.
+func TestRomMHeartbeatCadence(t *testing.T) {
+	var fr *fakeromm.Server
+	r := newRigWith(t, simulator.Options{RomM: true}, nil, func(r *rig) {
+		fr = r.cab.RomM
+		fr.SetClock(r.clock.Now)
+		dev := fr.AddDevice(fakeromm.Device{Name: "Batocera", Platform: "batocera", Client: "cabinet"})
+		tok := fr.IssueToken(append(fakeromm.ReadScopes(), fakeromm.WriteScopes()...), dev)
+		r.cfg.RomM = RomMReport{URL: r.cab.RomMURL(), Token: tok, DeviceID: dev, Since: rigEpoch, Root: r.cab.Root}
+	})
+	sock := r.cfg.Layout.Socket()
+	send := func(ev tracker.Event) {
+		t.Helper()
+		if err := socket.Deliver(context.Background(), sock, journal.NewKey(ev), ev); err != nil {
+			t.Fatalf("Deliver(%s): %v", ev.Kind, err)
+		}
+	}
+	start := r.stamped(tracker.KindGameStart)
+	start.Path, start.Name, start.System = r.cab.RomMGamePath(), "Alpha Quest", "nes"
+	send(start)
+	beats := func(n int) {
+		t.Helper()
+		cabinettest.WaitFor(t, waitLimit, fmt.Sprintf("%d heartbeat(s)", n), nil, func() (bool, string) {
+			return len(fr.Heartbeats()) >= n, fmt.Sprintf("%d", len(fr.Heartbeats()))
+		})
+	}
+	beats(1)
+	const game = 10 * time.Minute
+	for n := 2; time.Duration(n-1)*rommReportInterval <= game; n++ {
+		r.clock.Advance(rommReportInterval)
+		beats(n)
+		if len(fr.Active()) != 1 {
+			t.Fatalf("after %v of play RomM shows %d games as playing, want 1", time.Duration(n-1)*rommReportInterval, len(fr.Active()))
+		}
+	}
+	hb := fr.Heartbeats()
+	for i := 1; i < len(hb); i++ {
+		if gap := hb[i].At.Sub(hb[i-1].At); gap > rommReportInterval || gap >= fakeromm.ActivityTTL/2 {
+			t.Errorf("heartbeat %d came %v after the one before (RomM forgets after %v)", i, gap, fakeromm.ActivityTTL)
+		}
+		if hb[i].ROMID != fakeromm.ROMAlphaQuest || hb[i].DeviceID != r.cfg.RomM.DeviceID {
+			t.Errorf("heartbeat %d: %+v", i, hb[i])
+		}
+	}
+	if len(hb) < int(game/rommReportInterval) {
+		t.Errorf("%d heartbeats over %v", len(hb), game)
+	}
+	r.clock.Advance(time.Second)
+	send(r.stamped(tracker.KindGameEnd))
+	cabinettest.WaitFor(t, waitLimit, "RomM's now playing cleared at the game's end", nil, func() (bool, string) {
+		return len(fr.Active()) == 0, fmt.Sprintf("%+v", fr.Active())
+	})
+}
