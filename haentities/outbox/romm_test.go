@@ -77,7 +77,9 @@ func TestRommSeeksPastEarlierSessions(t *testing.T) {
 	}
 	defer s.Close()
 	paired := time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
-	id := func(at time.Time, n int) string { return at.UTC().Format("20060102T150405.000Z") + fmt.Sprintf("-%04d", n) }
+	id := func(at time.Time, n int) string {
+		return at.UTC().Format("20060102T150405.000Z") + fmt.Sprintf("-%04d", n)
+	}
 	if err := s.Update(func(tx *Tx) error {
 		for i := range 500 { // a year of evenings before pairing
 			at := paired.Add(-time.Duration(500-i) * 18 * time.Hour)
