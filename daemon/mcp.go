@@ -28,7 +28,7 @@ type mcpSet struct {
 }
 
 func (d *Daemon) buildMCP(cfg *Config) error {
-	extra := tools.Deps{History: history{d.eng.store()}, Clock: d.clock, Daemon: d}
+	extra := tools.Deps{History: history{d.eng.store()}, Installs: d.eng.store(), Clock: d.clock, Daemon: d}
 	normal, err := tools.Build(cfg.Tools, d.opts.Version, false, extra)
 	if err != nil {
 		return err
@@ -115,4 +115,39 @@ func (h StoreHistory) Sessions(ctx context.Context, q tools.HistoryQuery) ([]too
 	}
 	defer store.Close()
 	return history{store}.Sessions(ctx, q)
+}
+
+// StoreInstalls keeps the install records without the daemon: it opens the
+// store for each call (briefly: a hook may need it next).
+type StoreInstalls struct{ Path string }
+
+func (s StoreInstalls) with(fn func(*outbox.Store) error) error {
+	store, err := outbox.Open(s.Path, outbox.Options{LockTimeout: 5 * time.Second})
+	if err != nil {
+		return fmt.Errorf("open the store for the install records: %w", err)
+	}
+	defer store.Close()
+	return fn(store)
+}
+
+// PutInstall implements install.Records.
+func (s StoreInstalls) PutInstall(in outbox.Install) error {
+	return s.with(func(st *outbox.Store) error { return st.PutInstall(in) })
+}
+
+// InstallAt implements install.Records.
+func (s StoreInstalls) InstallAt(path string) (in outbox.Install, err error) {
+	err = s.with(func(st *outbox.Store) error { in, err = st.InstallAt(path); return err })
+	return in, err
+}
+
+// Installs implements install.Records.
+func (s StoreInstalls) Installs() (all []outbox.Install, err error) {
+	err = s.with(func(st *outbox.Store) error { all, err = st.Installs(); return err })
+	return all, err
+}
+
+// DeleteInstall implements install.Records.
+func (s StoreInstalls) DeleteInstall(path string) error {
+	return s.with(func(st *outbox.Store) error { return st.DeleteInstall(path) })
 }

@@ -4,7 +4,9 @@
 // the way ES fires them and Batocera's configgen user scripts, all inside a
 // fake Batocera tree (batocera.version, a thermal zone, roms, screenshots,
 // batocera.conf), and on request the fake RomM with one of its ROMs on the
-// cabinet. Tests, `cabinet simulate` and `cabinet demo` use it; its
+// cabinet. The fake ES reads the tree as ES reads a cabinet's disk: a
+// reload rescans the ROM folders, uploaded media are written there
+// (reload.go). Tests, `cabinet simulate` and `cabinet demo` use it; its
 // zero-configuration Start is ready to use.
 package simulator
 
@@ -144,6 +146,9 @@ func Start(opts Options) (*Cabinet, error) {
 		Emulator:    emulator{c},
 		LaunchDelay: opts.LaunchDelay,
 		PlayTime:    opts.PlayTime,
+		ROMs:        c.romsFS,
+		WriteFile:   c.writeMedia,
+		Media:       c.readMedia,
 	})
 	addr := opts.ESAddr
 	if addr == "" {
@@ -217,17 +222,26 @@ func (c *Cabinet) buildTree() error {
 			return err
 		}
 	}
-	// Small ROM files where ES says the games are, for tools that look.
+	// Every system's folder, and small ROM files where ES says the games
+	// are: for tools that look, and for /reloadgames, which rescans the
+	// folders and drops a game whose file is gone. Generated games are
+	// pinned (library.Generate): tens of thousands of files would slow the
+	// start down, and a reload keeps them without.
+	for _, s := range c.Library.Systems() {
+		if err := os.MkdirAll(c.Path(c.Library.RomsRoot()+"/"+s.Name), 0o755); err != nil {
+			return err
+		}
+	}
 	for _, g := range c.Library.AllGames() {
+		if g.Pinned() {
+			continue
+		}
 		p := c.Path(g.Path)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}
 		if err := os.WriteFile(p, []byte("ROM "+g.Path), 0o644); err != nil {
 			return err
-		}
-		if c.Library.Len() > 2000 {
-			break // generated libraries: the files are not needed
 		}
 	}
 	return nil

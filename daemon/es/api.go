@@ -53,6 +53,16 @@ func (c *Client) System(ctx context.Context, name string) (System, error) {
 // Game is GET /systems/{system}/games/{id}, uncached: the game as ES has it
 // now. ErrNotFound for an unknown system or id.
 func (c *Client) Game(ctx context.Context, system, id string) (Game, error) {
+	return c.game(ctx, system, id, "")
+}
+
+// GameLocal is Game with ?localpaths=true: the media fields are the files'
+// paths on the cabinet, not API URLs.
+func (c *Client) GameLocal(ctx context.Context, system, id string) (Game, error) {
+	return c.game(ctx, system, id, "?localpaths=true")
+}
+
+func (c *Client) game(ctx context.Context, system, id, query string) (Game, error) {
 	p := systemPath(system, "games", id)
 	if err := checkSystem("GET "+p, system); err != nil {
 		return Game{}, err
@@ -60,7 +70,7 @@ func (c *Client) Game(ctx context.Context, system, id string) (Game, error) {
 	if err := checkID("GET "+p, id); err != nil {
 		return Game{}, err
 	}
-	_, data, err := c.get(ctx, p, c.cfg.MaxObjectBytes, 200)
+	_, data, err := c.get(ctx, p+query, c.cfg.MaxObjectBytes, 200)
 	if err != nil {
 		return Game{}, err
 	}

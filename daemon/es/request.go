@@ -14,6 +14,7 @@ import (
 // call is one request: its method and path, body, deadline and size bound.
 type call struct {
 	method, path, body string
+	contentType        string // of a POST body; "" means text/plain
 	timeout            time.Duration
 	limit              int64
 }
@@ -37,7 +38,11 @@ func (c *Client) do(ctx context.Context, r call) (int, []byte, error) {
 		return 0, nil, fmt.Errorf("%s: %w", r.op(), err)
 	}
 	if r.method == http.MethodPost {
-		req.Header.Set("Content-Type", "text/plain; charset=utf-8")
+		ct := r.contentType
+		if ct == "" {
+			ct = "text/plain; charset=utf-8"
+		}
+		req.Header.Set("Content-Type", ct)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {

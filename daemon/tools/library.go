@@ -42,6 +42,9 @@ type Library struct {
 	AllowWrites bool
 	// DeviceID is RomM's id of the cabinet when it is paired, "" when not.
 	DeviceID string
+	// Installer, when set, registers library_install and library_uninstall
+	// (cabinet.library.allow_install).
+	Installer Installer
 }
 
 // rommFailure turns a RomM error into a refusal that says what to do.

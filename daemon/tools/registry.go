@@ -125,6 +125,10 @@ func addLibraryTools(ts *toolset, w wiring) {
 			ts.addRead(l.apiReadTool(lib.APIIndex))
 		}
 	}
+	if lib.RomM != nil && lib.Installer != nil {
+		ts.addWrite(installTool(lib.Installer, w.deps.ES, w.guard, w.deps.Name))
+		ts.addWrite(uninstallTool(lib.Installer, w.deps.ES, w.guard, w.deps.Name))
+	}
 	if r := lib.ROMarr; r != nil {
 		ts.addRead(romarrStatusTool(r))
 		ts.addRead(romarrWantedTool(r))

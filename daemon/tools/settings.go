@@ -3,8 +3,11 @@ package tools
 import (
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon/es"
+	"github.com/batocera-cabinet/cabinet/daemon/library/install"
+	"github.com/batocera-cabinet/cabinet/daemon/library/pairing"
 	"github.com/batocera-cabinet/cabinet/daemon/library/platforms"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romarr"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romm"
@@ -29,6 +32,10 @@ type Settings struct {
 	RomM        RomMSettings
 	ROMarr      ROMarrSettings
 	AllowWrites bool
+	// AllowInstall is cabinet.library.allow_install: library_install and
+	// library_uninstall, with the install lock file InstallLock.
+	AllowInstall bool
+	InstallLock  string
 }
 
 // RomMSettings are cabinet.romm.*, and the pairing (`cabinet romm pair`).
@@ -58,9 +65,14 @@ func Build(s Settings, version string, dryRun bool, extra Deps) (*Server, error)
 		root := s.Root
 		deps.ResolvePath = func(p string) string { return filepath.Join(root, p) }
 	}
-	lib, err := buildLibrary(s)
+	lib, rc, err := buildLibrary(s)
 	if err != nil {
 		return nil, err
+	}
+	if s.AllowInstall && rc != nil && deps.Installs != nil {
+		lib.Installer = &install.Installer{RomM: rc, RomMURL: s.RomM.URL, ES: esc, Meta: es.NewMetadataWriter(esc),
+			Records: deps.Installs, Platforms: lib.Platforms, Path: deps.ResolvePath, LockFile: s.InstallLock,
+			Screen: pairing.CabinetScreen{ES: esc, RetroArch: retroarch.New(s.RetroArchAddr, retroarch.WithTimeout(time.Second))}}
 	}
 	deps.Library = lib
 	return New(deps, Options{ReadOnly: s.ReadOnly, DryRun: s.DryRun || dryRun})
@@ -68,14 +80,15 @@ func Build(s Settings, version string, dryRun bool, extra Deps) (*Server, error)
 
 // buildLibrary makes the RomM and ROMarr clients the settings name.
 // Nothing is dialled here.
-func buildLibrary(s Settings) (Library, error) {
+func buildLibrary(s Settings) (Library, *romm.Client, error) {
 	lib := Library{AllowWrites: s.AllowWrites, Platforms: platforms.Default().WithOverrides(s.RomM.PlatformMap), DeviceID: s.RomM.DeviceID}
+	var rc *romm.Client
 	if s.RomM.URL != "" {
 		c, err := romm.New(romm.Config{URL: s.RomM.URL, Token: s.RomM.Token, CAFile: s.RomM.CAFile})
 		if err != nil {
-			return Library{}, fmt.Errorf("cabinet.romm.url: %w", err)
+			return Library{}, nil, fmt.Errorf("cabinet.romm.url: %w", err)
 		}
-		lib.RomM = c
+		lib.RomM, rc = c, c
 		if s.Paths.StateDir != "" {
 			lib.APIIndex = versionedAPIIndex(filepath.Join(s.Paths.StateDir, "romm-api"), c)
 		}
@@ -83,9 +96,9 @@ func buildLibrary(s Settings) (Library, error) {
 	if s.ROMarr.URL != "" {
 		c, err := romarr.New(romarr.Config{URL: s.ROMarr.URL, APIKey: s.ROMarr.APIKey})
 		if err != nil {
-			return Library{}, fmt.Errorf("cabinet.romarr.url: %w", err)
+			return Library{}, nil, fmt.Errorf("cabinet.romarr.url: %w", err)
 		}
 		lib.ROMarr = c
 	}
-	return lib, nil
+	return lib, rc, nil
 }

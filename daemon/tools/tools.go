@@ -23,6 +23,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/batocera-cabinet/cabinet/daemon/library/install"
 	"github.com/batocera-cabinet/cabinet/daemon/library/oncabinet"
 )
 
@@ -46,6 +47,9 @@ type Deps struct {
 	// Library is the household's RomM and ROMarr (the library tools are
 	// registered for the servers it holds).
 	Library Library
+	// Installs keeps the install records (the store); nil leaves
+	// library_install and library_uninstall out.
+	Installs install.Records
 	// ResolvePath maps a path ES reports to the file on this machine (under
 	// cabinet.paths.root in tests and the simulator); nil: the same path.
 	ResolvePath func(string) string

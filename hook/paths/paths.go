@@ -47,6 +47,9 @@ func (l Layout) Token() string { return filepath.Join(l.State, "token") }
 // FlushLock is held by the one delayed-flush process of standalone hooks.
 func (l Layout) FlushLock() string { return filepath.Join(l.State, "flush.lock") }
 
+// InstallLock is held while a library install or uninstall runs (the daemon's, or `cabinet call`'s).
+func (l Layout) InstallLock() string { return filepath.Join(l.State, "install.lock") }
+
 // Socket is the daemon's unix socket.
 func (l Layout) Socket() string { return filepath.Join(l.Run, SocketName) }
 

@@ -9,11 +9,15 @@
 // sleep and quit states, firing ES events through an EventSink exactly where
 // ES fires them. Driver methods (Start, StartScreensaver, Quit, ...) play the
 // user at the cabinet. Faults make it misbehave on the wire. Listener serves
-// it on a 127.0.0.1 port that can be closed and reopened.
+// it on a 127.0.0.1 port that can be closed and reopened. Through hooks in
+// Config (ROMs, WriteFile, Media) it reads and writes a disk the way ES
+// does, without knowing where that disk is: /reloadgames rescans the ROM
+// folders, uploaded media are saved at the scraper's save-as paths.
 package fakees
 
 import (
 	"context"
+	"io/fs"
 	"regexp"
 	"sync"
 	"time"
@@ -72,9 +76,25 @@ type Config struct {
 	// PublicWebAccess lets peers other than 127.0.0.1 in (ES's setting).
 	PublicWebAccess bool
 	// Media returns the bytes of a media file by its stored path; nil serves
-	// a tiny PNG for .png paths and nothing (200, empty, as ES does for an
-	// unreadable file) for the rest.
+	// what was uploaded through the API (when WriteFile is nil), else
+	// DefaultMedia.
 	Media func(path string) ([]byte, bool)
+	// WriteFile stores an uploaded media file at its absolute cabinet path,
+	// creating its folder, as HttpApi::ImportMedia writes at the scraper's
+	// save-as path (<system folder>/images/<stem>-image.png, ...). Nil keeps
+	// uploads in memory, where the default Media serves them; a Config that
+	// sets WriteFile sets Media to read them back. ES ignores a failed
+	// write, and so does the fake: the metadata is set all the same.
+	WriteFile func(path string, data []byte) error
+	// ROMs is the disk behind the library: the ROM folder of a system
+	// (<RomsRoot>/<system>) as a file system. When set, /reloadgames
+	// rescans every system's folder as ES's populateFolder does and makes
+	// the library match it: a new file with one of the system's
+	// extensions becomes a game, subfolders included, and a game whose file
+	// is gone is dropped (pinned games excepted, see library.Sync). Hidden
+	// entries (".name") are never games. Nil, or a nil fs.FS for a system,
+	// leaves the library as it is.
+	ROMs func(system string) fs.FS
 }
 
 type phase int
@@ -119,6 +139,9 @@ type Server struct {
 	faults Faults
 	calls  []Call
 	counts map[string]int
+
+	uploadsMu sync.Mutex
+	uploads   map[string][]byte // media uploaded while Config.WriteFile is nil, by path
 }
 
 type pendingLaunch struct {
@@ -162,11 +185,14 @@ func New(cfg Config) *Server {
 	if cfg.ReturnDelay == 0 {
 		cfg.ReturnDelay = DefaultReturnDelay
 	}
-	if cfg.Media == nil {
-		cfg.Media = defaultMedia
-	}
 	s := &Server{cfg: cfg, lib: cfg.Library, clock: cfg.Clock, events: cfg.Events,
 		emulator: cfg.Emulator, counts: map[string]int{}, decls: library.MetaDecls()}
+	if s.cfg.WriteFile == nil {
+		s.cfg.WriteFile = s.keepUpload
+	}
+	if s.cfg.Media == nil {
+		s.cfg.Media = s.uploadedMedia
+	}
 	s.routes.compile()
 	if sys := s.lib.Systems(); len(sys) > 0 {
 		s.selected = sys[0].Name

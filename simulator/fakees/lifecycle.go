@@ -13,7 +13,7 @@ type postKind int
 
 const (
 	postLaunch postKind = iota // POST /launch that matched a game
-	postReload                 // GET /reloadgames
+	postReload                 // GET /reloadgames: rescan, then system-selected
 	postOther                  // messagebox, metadata/media view refresh, storage event
 )
 
@@ -73,6 +73,9 @@ func (s *Server) runPosted(p posted, fromQueue bool) {
 			s.transition.Stop()
 			s.phase, s.pending, s.transition = phaseIdle, nil, nil
 		}
+		s.mu.Unlock()
+		s.rescan() // the systems reloaded from their folders and gamelists
+		s.mu.Lock()
 		sys := s.selected
 		s.mu.Unlock()
 		// Observed: a reload fires system-selected twice, and no

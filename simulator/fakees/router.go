@@ -182,7 +182,7 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request, body []byte) 
 	s.record(route, r.Method, p, body)
 	switch route {
 	case RouteMediaUpload:
-		s.uploadMedia(w, r, m[1], m[2], m[3])
+		s.uploadMedia(w, r, m[1], m[2], m[3], body)
 	case RouteMetadata:
 		s.postMetadata(w, r, m[1], m[2], body)
 	case RouteMessageBox:

@@ -6,6 +6,9 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"time"
 )
 
@@ -70,4 +73,59 @@ func buildZip(entries []zipEntry) ([]byte, error) {
 		return nil, fmt.Errorf("zip: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// resourcesPath is RomM's FRONTEND_RESOURCES_PATH: nginx serves the
+// resources (covers, screenshots) there as static files.
+const resourcesPath = "/assets/romm/resources"
+
+// hasCover: the fixture ROMs matched to a metadata source have covers (RomM
+// fetches them when it matches); unidentified and synthetic ROMs have none.
+func (l *library) hasCover(r ROM) bool {
+	return r.IGDBID != 0 && r.ID >= 1 && r.ID <= len(l.fixture)
+}
+
+// coverPath is path_cover_large ("big") or path_cover_small ("small") as
+// RomM's models render it: FRONTEND_RESOURCES_PATH, the stored path
+// (roms/{platform_id}/{id}/cover/big.png) and ?ts= with str(updated_at), a
+// Python datetime with a space in it; "" for a ROM without a cover.
+func (s *Server) coverPath(r ROM, size string) string {
+	if !s.lib.hasCover(r) {
+		return ""
+	}
+	ts := s.lib.now.UTC().Format("2006-01-02 15:04:05.999999") + "+00:00"
+	return fmt.Sprintf("%s/roms/%d/%d/cover/%s.png?ts=%s", resourcesPath, r.PlatformID, r.ID, size, ts)
+}
+
+// coverPNG draws ROM id's cover: a small PNG in a colour of its own with a
+// band across, made on request (no package state, nothing at start).
+func coverPNG(id int, size string) []byte {
+	w, h := 90, 120
+	if size == "small" {
+		w, h = 45, 60
+	}
+	x := splitmix64(uint64(id))
+	bg := color.RGBA{uint8(x), uint8(x >> 8), uint8(x >> 16), 0xff}
+	band := color.RGBA{^bg.R, ^bg.G, ^bg.B, 0xff}
+	img := image.NewPaletted(image.Rect(0, 0, w, h), color.Palette{bg, band})
+	for py := h / 3; py < h/3+h/6; py++ {
+		for px := 0; px < w; px++ {
+			img.SetColorIndex(px, py, 1)
+		}
+	}
+	var buf bytes.Buffer
+	// Encoding an in-memory paletted image cannot fail.
+	_ = (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&buf, img)
+	return buf.Bytes()
+}
+
+// Cover returns the large cover the server serves for ROM id, and whether
+// it has one.
+func (s *Server) Cover(id int) ([]byte, bool) {
+	s.init()
+	r, ok := s.lib.meta(id)
+	if !ok || !s.lib.hasCover(r) {
+		return nil, false
+	}
+	return coverPNG(id, "big"), true
 }

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"fmt"
+	"image/png"
 	"io"
 	"net/http"
 	"net/url"
@@ -159,4 +160,114 @@ func TestFaults(t *testing.T) {
 			t.Errorf("answered after %s", d)
 		}
 	})
+}
+
+// TestCutAfterAndTimes: CutAfter sends the headers and that many bytes, then drops the
+// connection; Times lets every request after the first Times through.
+func TestCutAfterAndTimes(t *testing.T) {
+	s, base := newServer(t, Options{})
+	alpha, _ := s.ROM(ROMAlphaQuest)
+	data := alpha.Files[0].Bytes
+	path := fmt.Sprintf("/api/roms/%d/content/x", alpha.ID)
+	s.SetFaults(Faults{Path: path, CutAfter: 1000, Times: 2})
+	client := &http.Client{Timeout: 10 * time.Second}
+	fetch := func(rng string) (int, []byte, error) {
+		req, _ := http.NewRequest("GET", base+path, nil)
+		req.Header.Set("Authorization", "Bearer "+s.Token())
+		if rng != "" {
+			req.Header.Set("Range", rng)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, nil, err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return resp.StatusCode, b, err
+	}
+	for i, want := range []struct {
+		rng    string
+		status int
+		body   []byte
+		cut    bool
+	}{
+		{"", 200, data[:1000], true},
+		{"bytes=1000-", 206, data[1000:2000], true},
+		{"bytes=1000-", 206, data[1000:], false}, // past Times: untouched
+	} {
+		code, body, err := fetch(want.rng)
+		if code != want.status || !bytes.Equal(body, want.body) || (err != nil) != want.cut {
+			t.Errorf("request %d: %d, %d bytes, %v; want %d, %d bytes, cut %v", i, code, len(body), err, want.status, len(want.body), want.cut)
+		}
+	}
+	// Other paths never count towards Times.
+	s.SetFaults(Faults{Path: path, CutAfter: 10, Times: 1})
+	if code, _, _ := get(t, base, "/api/heartbeat", ""); code != 200 {
+		t.Errorf("heartbeat: %d", code)
+	}
+	if _, body, err := fetch(""); err == nil || len(body) != 10 {
+		t.Errorf("first download after SetFaults: %d bytes, %v; want cut at 10", len(body), err)
+	}
+	// A body shorter than CutAfter goes out whole.
+	s.SetFaults(Faults{Path: path, CutAfter: 1 << 20})
+	if code, body, err := fetch(""); code != 200 || !bytes.Equal(body, data) || err != nil {
+		t.Errorf("short body: %d, %d bytes, %v", code, len(body), err)
+	}
+}
+
+// TestCovers: the identified fixture ROMs list covers at RomM's resources and the route serves
+// them as PNG behind the download's token rules; the others list none.
+func TestCovers(t *testing.T) {
+	s, base := newServer(t, Options{})
+	withCover := 0
+	for _, r := range s.ROMs() {
+		var rom struct {
+			PathCoverLarge *string `json:"path_cover_large"`
+			PathCoverSmall *string `json:"path_cover_small"`
+		}
+		getJSON(t, base, fmt.Sprintf("/api/roms/%d", r.ID), s.Token(), 200, &rom)
+		img, has := s.Cover(r.ID)
+		if rom.PathCoverLarge == nil || rom.PathCoverSmall == nil {
+			t.Fatalf("ROM %d: null cover paths", r.ID)
+		}
+		if !has {
+			if *rom.PathCoverLarge != "" || r.IGDBID != 0 {
+				t.Errorf("ROM %d (igdb %d): path_cover_large %q without a cover", r.ID, r.IGDBID, *rom.PathCoverLarge)
+			}
+			continue
+		}
+		withCover++
+		want := fmt.Sprintf("/assets/romm/resources/roms/%d/%d/cover/big.png?ts=2025-06-01 12:00:00+00:00", r.PlatformID, r.ID)
+		if *rom.PathCoverLarge != want || *rom.PathCoverSmall != strings.Replace(want, "big", "small", 1) {
+			t.Errorf("ROM %d: cover paths %q, %q; want %q", r.ID, *rom.PathCoverLarge, *rom.PathCoverSmall, want)
+		}
+		path, _, _ := strings.Cut(*rom.PathCoverLarge, "?")
+		code, hdr, body := get(t, base, strings.ReplaceAll(path, " ", "%20"), s.Token())
+		if code != 200 || hdr.Get("Content-Type") != "image/png" || !bytes.Equal(body, img) {
+			t.Errorf("GET %s: %d %q, %d bytes", path, code, hdr.Get("Content-Type"), len(body))
+		}
+		if _, err := png.Decode(bytes.NewReader(body)); err != nil {
+			t.Errorf("cover of ROM %d: %v", r.ID, err)
+		}
+		small, _ := strings.CutSuffix(path, "big.png")
+		if code, _, body := get(t, base, small+"small.png", s.Token()); code != 200 || len(body) == 0 || bytes.Equal(body, img) {
+			t.Errorf("small cover of ROM %d: %d, %d bytes", r.ID, code, len(body))
+		}
+		if code, _, _ := get(t, base, path, ""); code != 401 {
+			t.Errorf("cover without a token: %d, want 401", code)
+		}
+	}
+	if withCover == 0 {
+		t.Fatal("no fixture ROM has a cover")
+	}
+	for _, p := range []string{
+		fmt.Sprintf("/assets/romm/resources/roms/%d/%d/cover/big.png", PlatformSuperFamicom, ROMGammaGears), // unidentified
+		fmt.Sprintf("/assets/romm/resources/roms/%d/%d/cover/big.png", PlatformSNES, ROMAlphaQuest),         // wrong platform
+		fmt.Sprintf("/assets/romm/resources/roms/%d/%d/cover/huge.png", PlatformNES, ROMAlphaQuest),
+		"/assets/romm/resources/roms/1/999/cover/big.png",
+	} {
+		if code, hdr, _ := get(t, base, p, s.Token()); code != 404 || !strings.Contains(hdr.Get("Content-Type"), "text/html") {
+			t.Errorf("%s: %d %q, want nginx's 404 page", p, code, hdr.Get("Content-Type"))
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -38,11 +39,28 @@ type Faults struct {
 	// RedirectTo answers 302 to this origin (scheme://host:port) + the same
 	// path and query: a client must not carry its token to another host.
 	RedirectTo string
+	// CutAfter sends the real answer's headers and only this many bytes of
+	// its body, then drops the connection: a download cut mid-way (a body
+	// no longer than this goes out whole).
+	CutAfter int64
+	// Times limits the faults to the first Times requests that match Path
+	// after SetFaults (0: every one), so that a test can cut a download and
+	// let its resumption through.
+	Times int
+
+	matched *atomic.Int64 // requests the faults applied to; set by SetFaults, shared by copies
+}
+
+// off reports whether f has no fault at all.
+func (f Faults) off() bool {
+	f.matched = nil
+	return f == Faults{}
 }
 
 // SetFaults replaces the active faults; Faults{} turns them off.
 func (s *Server) SetFaults(f Faults) {
 	s.init()
+	f.matched = new(atomic.Int64)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.faults = f
@@ -54,7 +72,10 @@ func (s *Server) applyFaults(w http.ResponseWriter, r *http.Request) bool {
 	s.mu.Lock()
 	f := s.faults
 	s.mu.Unlock()
-	if f == (Faults{}) || !strings.HasPrefix(r.URL.Path, f.Path) {
+	if f.off() || !strings.HasPrefix(r.URL.Path, f.Path) {
+		return false
+	}
+	if f.Times > 0 && f.matched != nil && f.matched.Add(1) > int64(f.Times) {
 		return false
 	}
 	if f.Latency > 0 {
@@ -92,17 +113,16 @@ func (s *Server) applyFaults(w http.ResponseWriter, r *http.Request) bool {
 		w.Write([]byte("Internal Server Error"))
 		return true
 	case f.Status != 0:
-		w.Header().Set("Content-Type", "text/html")
-		w.WriteHeader(f.Status)
-		text := strconv.Itoa(f.Status) + " " + http.StatusText(f.Status)
-		w.Write([]byte("<html>\r\n<head><title>" + text + "</title></head>\r\n<body>\r\n<center><h1>" + text +
-			"</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"))
+		nginxPage(w, f.Status)
 		return true
 	case f.HTML:
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.WriteHeader(http.StatusOK)
 		w.Write([]byte("<!DOCTYPE html><html><head><title>Sign in</title></head><body><form method=\"post\">" +
 			"<input name=\"username\"><input name=\"password\" type=\"password\"></form></body></html>"))
+		return true
+	case f.CutAfter > 0:
+		s.handler.ServeHTTP(&cutWriter{ResponseWriter: w, left: f.CutAfter}, r)
 		return true
 	case f.Truncated || f.Huge > 0:
 		rec := &recorder{header: http.Header{}}
@@ -157,6 +177,49 @@ func truncate(w http.ResponseWriter, rec *recorder) {
 			closeNow(conn)
 		}
 	}
+}
+
+// nginxPage is nginx's own error page for status, as a proxy in front of
+// RomM (or nginx's static files) answers.
+func nginxPage(w http.ResponseWriter, status int) {
+	w.Header().Set("Content-Type", "text/html")
+	w.WriteHeader(status)
+	text := strconv.Itoa(status) + " " + http.StatusText(status)
+	w.Write([]byte("<html>\r\n<head><title>" + text + "</title></head>\r\n<body>\r\n<center><h1>" + text +
+		"</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"))
+}
+
+// cutError is what a cutWriter's Write returns once the connection is gone.
+type cutError struct{}
+
+func (cutError) Error() string { return "fakeromm: connection cut by Faults.CutAfter" }
+
+// cutWriter passes the answer through until left body bytes have gone,
+// then drops the connection (Truncated's way, without buffering the body).
+type cutWriter struct {
+	http.ResponseWriter
+	left int64
+}
+
+func (c *cutWriter) Write(p []byte) (int, error) {
+	if c.left <= 0 {
+		return 0, cutError{}
+	}
+	if int64(len(p)) <= c.left {
+		c.left -= int64(len(p))
+		return c.ResponseWriter.Write(p)
+	}
+	n, _ := c.ResponseWriter.Write(p[:c.left])
+	c.left = 0
+	if fl, ok := c.ResponseWriter.(http.Flusher); ok {
+		fl.Flush()
+	}
+	if hj, ok := c.ResponseWriter.(http.Hijacker); ok {
+		if conn, _, err := hj.Hijack(); err == nil {
+			closeNow(conn)
+		}
+	}
+	return n, cutError{}
 }
 
 func closeNow(c net.Conn) {

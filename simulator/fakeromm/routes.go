@@ -1,9 +1,11 @@
 package fakeromm
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -30,8 +32,29 @@ func (s *Server) routes() http.Handler {
 	rt.add("GET", "/api/firmware", nil, s.listFirmware)
 	rt.add("GET", "/api/firmware/{id}", nil, s.getFirmware)
 	rt.add("GET|HEAD", "/api/firmware/{id}/content/{file_name}", nil, s.firmwareContent)
+	// nginx's static files, not RomM's API (so not in its OpenAPI document).
+	rt.add("GET|HEAD", "/assets/romm/resources/roms/{platform_id}/{id}/cover/{file}", nil, s.coverAsset)
 	s.writeRoutes(rt)
 	return rt
+}
+
+// coverAsset serves a ROM's cover as nginx serves RomM's resources, behind
+// the token rules of the downloads (a proxy in front of RomM may check the
+// token); a file that is not there is nginx's HTML 404.
+func (s *Server) coverAsset(c *call) {
+	if !c.ready(ScopeRomsRead) {
+		return
+	}
+	pid, err1 := strconv.Atoi(c.vars["platform_id"])
+	id, err2 := strconv.Atoi(c.vars["id"])
+	size, _ := strings.CutSuffix(c.vars["file"], ".png")
+	r, ok := s.lib.meta(id)
+	if err1 != nil || err2 != nil || !ok || r.PlatformID != pid || !s.lib.hasCover(r) || (size != "big" && size != "small") {
+		nginxPage(c.w, http.StatusNotFound)
+		return
+	}
+	c.w.Header().Set("Content-Type", "image/png")
+	http.ServeContent(c.w, c.r, "", zipTime, bytes.NewReader(coverPNG(id, size)))
 }
 
 func (s *Server) openapi(c *call) {

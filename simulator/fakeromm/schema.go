@@ -417,6 +417,7 @@ func (s *Server) simpleROM(r ROM, withFiles bool) simpleROMJSON {
 			Collections: emptyIfNil(r.Collections), Companies: emptyIfNil(r.Companies), Publishers: emptyIfNil(r.Companies),
 			Developers: emptyIfNil(r.Companies), GameModes: emptyIfNil(r.GameModes), AgeRatings: []string{},
 			PlayerCount: r.PlayerCount, FirstReleaseDate: release, AverageRating: rating},
+		PathCoverSmall: strp(s.coverPath(r, "small")), PathCoverLarge: strp(s.coverPath(r, "big")),
 		IsUnidentified: !identified, IsIdentified: identified, Revision: nonEmpty(r.Revision),
 		Regions: emptyIfNil(r.Regions), Languages: emptyIfNil(r.Languages), Tags: emptyIfNil(r.Tags),
 		CRCHash: strp(r.CRC), MD5Hash: strp(r.MD5), SHA1Hash: strp(r.SHA1), RAHash: strp(""),

@@ -41,6 +41,7 @@ type Game struct {
 	Path   string // full ROM path exactly as ES stores it
 	Name   string // gamelist <name>, or the file stem when there is none
 	meta   map[string]string
+	pinned bool // kept by Sync without a file (see Pinned)
 }
 
 // Meta returns the stored gamelist value of key ("" when unset). Keys are

@@ -34,7 +34,8 @@ var (
 
 // Generate returns a deterministic library of n games spread evenly over the
 // given number of systems (the five fixture systems first), for benchmarks.
-// The same arguments always give the same library.
+// The same arguments always give the same library. Its games are pinned
+// (Game.Pinned): they have no ROM files, and a rescan keeps them.
 func Generate(n, systems int, seed int64) *Library {
 	return GenerateIn(DefaultRomsRoot, n, systems, seed)
 }
@@ -65,7 +66,7 @@ func GenerateIn(romsRoot string, n, systems int, seed int64) *Library {
 			name += " " + strconv.Itoa(k+1)
 		}
 		path := l.root + "/" + sys + "/" + name + " (" + genRegions[rng.IntN(len(genRegions))] + ")" + exts[si]
-		g := Game{ID: GameID(path), System: sys, Path: path, Name: name, meta: generatedMeta(rng)}
+		g := Game{ID: GameID(path), System: sys, Path: path, Name: name, meta: generatedMeta(rng), pinned: true}
 		if err := l.addLocked(g); err != nil {
 			panic(err) // paths are unique by construction
 		}

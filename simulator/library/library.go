@@ -6,7 +6,8 @@
 // share; Captured returns the exact one-system library behind the real ES
 // responses in es-captures; Generate scales a library up for benchmarks. A
 // Library is safe for concurrent use and changes the way ES changes it: play
-// statistics at the end of a game, metadata on an API POST.
+// statistics at the end of a game, metadata and media on an API POST, the
+// list of games when a reload finds files added or gone (Sync).
 package library
 
 import (

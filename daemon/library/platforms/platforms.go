@@ -87,6 +87,32 @@ func (m *Map) Folder(slug, fsSlug string, esSystems map[string]bool) (folder str
 	return "", false
 }
 
+// Candidates are the Batocera folders a RomM platform's games may be put in, for an install:
+// the fs_slug when it is a Batocera folder of the table, else an override's folder, else every
+// folder of the table for the slug (arcade: fbneo, mame, naomi, …), sorted. Only those ES lists
+// count (nil esSystems does not filter). One candidate is the folder to use; several make the
+// caller ask which.
+func (m *Map) Candidates(slug, fsSlug string, esSystems map[string]bool) []string {
+	slug, fsSlug = norm(slug), norm(fsSlug)
+	listed := func(f string) bool { return f != "" && (esSystems == nil || esSystems[f]) }
+	if _, known := m.toSlug[fsSlug]; known && listed(fsSlug) {
+		return []string{fsSlug}
+	}
+	for _, key := range []string{fsSlug, slug} {
+		if f, ok := m.overrides[key]; ok && key != "" && listed(f) {
+			return []string{f}
+		}
+	}
+	var out []string
+	for folder, s := range m.toSlug {
+		if s == slug && listed(folder) {
+			out = append(out, folder)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // Slugs are the RomM slugs that map to a Batocera folder (to filter a search by a folder): the
 // table's slug for it and every override naming it, sorted. A caller matching platforms should
 // also take a platform whose fs_slug is the folder itself.

@@ -173,3 +173,25 @@ func FuzzFolder(f *testing.F) {
 		}
 	})
 }
+
+func TestCandidates(t *testing.T) {
+	m := Default().WithOverrides(map[string]string{"sfam": "snes"})
+	listed := map[string]bool{"mame": true, "fbneo": true, "nes": true, "snes": true, "megadrive": true}
+	tests := []struct {
+		slug, fsSlug string
+		want         []string
+	}{
+		{"arcade", "arcade", []string{"fbneo", "mame"}}, // several folders ES lists: the caller asks
+		{"nes", "nes", []string{"nes"}},
+		{"genesis", "genesis", []string{"megadrive"}},
+		{"genesis", "megadrive", []string{"megadrive"}}, // RomM laid out with Batocera's names
+		{"snes", "sfam", []string{"snes"}},              // an override
+		{"psx", "psx", nil},                             // ES lists no psx
+		{"ios", "ios", nil},                             // no Batocera folder
+	}
+	for _, tt := range tests {
+		if got := m.Candidates(tt.slug, tt.fsSlug, listed); !slices.Equal(got, tt.want) {
+			t.Errorf("Candidates(%q, %q) = %v, want %v", tt.slug, tt.fsSlug, got, tt.want)
+		}
+	}
+}

@@ -94,13 +94,39 @@ func File(path string, lim Limits) (Sums, error) {
 //     raw bytes, or the largest member of a zip or tar, or a decompressed .bz2. So "Foo.nes.zip"
 //     (fs_extension "nes.zip") is hashed by its largest member, without Members.
 func FileContext(ctx context.Context, path string, lim Limits) (Sums, error) {
+	return fileNamed(ctx, path, filepath.Base(path), lim)
+}
+
+// RomFile hashes one file of a ROM kept at path under another name (a
+// download in progress has a temporary one): name is RomM's file name,
+// which picks RomM's rule. A file of a multi-file ROM (inFolder) is hashed
+// by the per-file rule, as FolderContext does, never as a composite.
+func RomFile(ctx context.Context, path, name string, inFolder bool, lim Limits) (Sums, error) {
+	if !inFolder {
+		return fileNamed(ctx, path, name, lim)
+	}
 	h := newHasher(ctx, lim)
 	f, size, err := h.open(path)
 	if err != nil {
 		return Sums{}, err
 	}
 	defer f.Close()
-	name := filepath.Base(path)
+	d, err := h.partFile(f, size, name)
+	if err != nil {
+		return Sums{}, err
+	}
+	var s Sums
+	s.CRC, s.MD5, s.SHA1 = d.blanked()
+	return s, nil
+}
+
+func fileNamed(ctx context.Context, path, name string, lim Limits) (Sums, error) {
+	h := newHasher(ctx, lim)
+	f, size, err := h.open(path)
+	if err != nil {
+		return Sums{}, err
+	}
+	defer f.Close()
 	switch ext := "." + strings.ToLower(romExtension(name)); ext {
 	case ".zip":
 		return h.zipComposite(f, size)

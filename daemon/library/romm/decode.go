@@ -19,6 +19,7 @@ type rawROM struct {
 	FSName           string    `json:"fs_name"`
 	FSNameNoExt      string    `json:"fs_name_no_ext"`
 	FSSizeBytes      int64     `json:"fs_size_bytes"`
+	FSPath           string    `json:"fs_path"`
 	Summary          *string   `json:"summary"`
 	Metadatum        *rawMeta  `json:"metadatum"`
 	Regions          []string  `json:"regions"`
@@ -28,6 +29,7 @@ type rawROM struct {
 	HasMultipleFiles *bool     `json:"has_multiple_files"`
 	Multi            *bool     `json:"multi"` // before 4.4
 	Files            []rawFile `json:"files"`
+	PathCoverLarge   *string   `json:"path_cover_large"`
 }
 
 type rawMeta struct {
@@ -44,6 +46,7 @@ type rawFile struct {
 	ID             int64       `json:"id"`
 	FileName       string      `json:"file_name"`
 	FileSizeBytes  int64       `json:"file_size_bytes"`
+	FilePath       string      `json:"file_path"`
 	IsTopLevel     bool        `json:"is_top_level"`
 	Category       *string     `json:"category"`
 	CRC            *string     `json:"crc_hash"`
@@ -155,6 +158,7 @@ func (r *rawROM) project() (ROM, error) {
 		MD5:            md5(deref(r.MD5)),
 		SHA1:           sha1(deref(r.SHA1)),
 		Summary:        cleanText(deref(r.Summary), capSummary),
+		CoverPath:      coverPath(deref(r.PathCoverLarge)),
 	}
 	out.Name = cleanLine(deref(r.Name), capName)
 	if out.Name == "" {
@@ -182,7 +186,7 @@ func (r *rawROM) project() (ROM, error) {
 		out.Year = releaseYear(m.FirstReleaseDate)
 	}
 	for i := range r.Files {
-		f, err := r.Files[i].project()
+		f, err := r.Files[i].project(r.FSPath + "/" + r.FSName)
 		if err != nil {
 			return ROM{}, dataError("file " + strconv.Itoa(i) + ": " + err.Error())
 		}
@@ -191,7 +195,9 @@ func (r *rawROM) project() (ROM, error) {
 	return out, nil
 }
 
-func (f *rawFile) project() (File, error) {
+// project decodes one RomFile; folder is the ROM's folder in RomM's library (fs_path/fs_name),
+// of which a multi-file ROM's file_path is a subfolder.
+func (f *rawFile) project(folder string) (File, error) {
 	id, ok := asID(f.ID)
 	if !ok || f.FileSizeBytes < 0 {
 		return File{}, dataError("impossible id or file_size_bytes")
@@ -207,6 +213,9 @@ func (f *rawFile) project() (File, error) {
 		CRC:       crc(deref(f.CRC)),
 		MD5:       md5(deref(f.MD5)),
 		SHA1:      sha1(deref(f.SHA1)),
+	}
+	if rest, ok := strings.CutPrefix(f.FilePath, folder); ok && (rest == "" || rest[0] == '/') {
+		out.Dir = cleanLine(strings.Trim(rest, "/"), capFileName)
 	}
 	if out.Category == "" && f.IsTopLevel {
 		out.Category = "game" // RomM's own reading of a top-level file without a category

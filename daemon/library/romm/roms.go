@@ -54,14 +54,20 @@ type ROM struct {
 	CRC, MD5, SHA1   string // lowercase hex, "" when RomM did not hash (or sent junk)
 	Files            []File // only from ROM, or SearchROMs with WithFiles
 	HasMultipleFiles bool
+	// CoverPath is RomM's path_cover_large, the big cover among RomM's own resources ("" when it
+	// has none); Cover fetches it. url_cover (IGDB's copy) is never read: it is another host.
+	CoverPath string
 }
 
 // File is one RomFile. Download and file routes take this id, not the ROM's.
 type File struct {
-	ID             int
-	Name           string
-	SizeBytes      int64
-	Category       string // game, dlc, manual, …; "game" for a top-level file without one
+	ID        int
+	Name      string
+	SizeBytes int64
+	Category  string // game, dlc, manual, …; "game" for a top-level file without one
+	// Dir is the file's folder inside a multi-file ROM's folder ("" at its top, and for a
+	// single-file ROM); '/'-separated, untrusted like Name.
+	Dir            string
 	CRC, MD5, SHA1 string
 	// ArchiveMembers are the entries of an archive RomM hashed by content (4.9+); the file's own
 	// hashes are then over the decompressed entries, not the archive bytes (romm-api.md §5.2b).
@@ -73,6 +79,19 @@ type ArchiveMember struct {
 	Name           string
 	SizeBytes      int64
 	CRC, MD5, SHA1 string
+}
+
+// maxCoverPath bounds CoverPath; RomM's are about 70 bytes.
+const maxCoverPath = 1024
+
+// coverPath cleans path_cover_large: control and format characters out, "" when it is longer than
+// maxCoverPath (a cut path names another file).
+func coverPath(raw string) string {
+	p := cleanLine(raw, 0)
+	if len(p) > maxCoverPath {
+		return ""
+	}
+	return p
 }
 
 // romsQuery builds the query for GET /api/roms on RomM v. It turns off the indexes RomM computes

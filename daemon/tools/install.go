@@ -1,0 +1,224 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/batocera-cabinet/cabinet/daemon/library/install"
+	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
+)
+
+// Installer puts RomM games on the cabinet and takes them off (*install.Installer).
+type Installer interface {
+	Plan(ctx context.Context, r install.Request) (install.Result, error)
+	Install(ctx context.Context, r install.Request, progress func(install.Progress)) (install.Result, error)
+	Uninstall(ctx context.Context, lookup install.Game, system, id string) (install.UninstallResult, error)
+}
+
+type installArgs struct {
+	ROMID  int    `json:"rom_id"`
+	System string `json:"system"`
+	Launch bool   `json:"launch"`
+}
+
+// InstallResult is library_install's answer: the action result and where the game is.
+type InstallResult struct {
+	ActionResult
+	System     string `json:"system"`
+	GameID     string `json:"game_id"`
+	Path       string `json:"path"`
+	Files      int    `json:"files"`
+	Bytes      int64  `json:"bytes"`
+	Verified   bool   `json:"verified"`
+	VerifyNote string `json:"verify_note"`
+	Listed     bool   `json:"listed"`
+	Launched   bool   `json:"launched"`
+}
+
+func (r InstallResult) text() string { return r.ActionResult.text() }
+
+func installTool(in Installer, e ES, g *guard, cabinet string) (mcp.Tool, server.ToolHandlerFunc) {
+	t := defineLibrary("library_install", "Install a game from RomM",
+		"Download a RomM ROM (rom_id from library_search) onto the cabinet, verified against RomM's hashes, moved into "+
+			"place at once, and shown in EmulationStation with RomM's name, description and cover. system is needed only "+
+			"when the platform plays in several systems (the error lists them). A second call for the same ROM answers "+
+			"unchanged. With launch: true the game starts afterwards (refused while another game runs; the install "+
+			"still stands). While a game runs ES lists the new game only after it ends.",
+		writes, true,
+		withInput(
+			req("rom_id", integer("RomM's ROM id, from library_search.", minimum(1))),
+			opt("system", systemArg("The Batocera system folder, when the platform maps to several (mame or fbneo for arcade).")),
+			opt("launch", boolean("Start the game once it is installed.")),
+		),
+		withOutput(actionProps(
+			req("system", str("The system the game went into.")),
+			req("game_id", str("ES's id of the game (for batocera_launch_game); empty while ES has not listed it.")),
+			req("path", str("The game's path on the cabinet.")),
+			req("files", integer("Files written.")),
+			req("bytes", integer("Bytes written.")),
+			req("verified", boolean("Every file matched RomM's hashes.")),
+			req("verify_note", str("Why a file could not be verified; empty when verified.")),
+			req("listed", boolean("EmulationStation lists the game.")),
+			req("launched", boolean("The game was started.")),
+		)...))
+	h := func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var a installArgs
+		if err := req.BindArguments(&a); err != nil {
+			return mcp.NewToolResultError(untrusted.Clean("invalid arguments: "+err.Error(), maxErrorRunes)), nil
+		}
+		return typed(func(ctx context.Context, a installArgs) (InstallResult, error) {
+			return installGame(ctx, in, e, g, cabinet, a, progressTo(ctx, req))
+		})(ctx, req)
+	}
+	return t, h
+}
+
+// progressTo sends MCP progress notifications when the client gave a progress token.
+func progressTo(ctx context.Context, req mcp.CallToolRequest) func(install.Progress) {
+	if req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil {
+		return nil
+	}
+	srv := server.ServerFromContext(ctx)
+	if srv == nil {
+		return nil
+	}
+	token := req.Params.Meta.ProgressToken
+	last := int64(-1)
+	return func(p install.Progress) {
+		pct := int64(0)
+		if p.Total > 0 {
+			pct = p.Done * 100 / p.Total
+		}
+		if pct == last { // one notification per percent at most
+			return
+		}
+		last = pct
+		_ = srv.SendNotificationToClient(ctx, "notifications/progress", map[string]any{
+			"progressToken": token, "progress": p.Done, "total": p.Total,
+			"message": fmt.Sprintf("Installing %s… %d %%", untrusted.Clean(p.Name, 80), pct)})
+	}
+}
+
+func installGame(ctx context.Context, in Installer, e ES, g *guard, cabinet string, a installArgs, progress func(install.Progress)) (InstallResult, error) {
+	r := install.Request{ROMID: a.ROMID, System: a.System}
+	if g.dryRun {
+		res, err := in.Plan(ctx, r)
+		if err != nil {
+			return InstallResult{}, installFailure(err)
+		}
+		return InstallResult{ActionResult: actionResult(cabinet, outcomeDryRun, fmt.Sprintf("Would install %s into %s (%d file(s), %s).",
+			untrusted.Clean(res.Name, 100), res.System, res.Files, sizeText(res.Bytes)), res.Sent, res.Warnings),
+			System: res.System, Path: res.Path, Files: res.Files, Bytes: res.Bytes}, nil
+	}
+	res, err := in.Install(ctx, r, progress)
+	if err != nil {
+		return InstallResult{}, installFailure(err)
+	}
+	name := fmt.Sprintf("%s (%s)", untrusted.Clean(res.Name, 100), res.System)
+	detail := "Installed " + name + "."
+	if res.Outcome == outcomeUnchanged {
+		detail = name + " is installed already."
+	}
+	if !res.Verified {
+		detail += " Not verified: " + untrusted.Clean(res.VerifyNote, 300)
+	}
+	out := InstallResult{ActionResult: actionResult(cabinet, res.Outcome, detail, res.Sent, res.Warnings),
+		System: res.System, GameID: res.GameID, Path: res.Path, Files: res.Files, Bytes: res.Bytes,
+		Verified: res.Verified, VerifyNote: res.VerifyNote, Listed: res.Listed}
+	if !a.Launch {
+		return out, nil
+	}
+	if !res.Listed || res.GameID == "" {
+		out.Warnings = append(out.Warnings, "Not launched: EmulationStation does not list the game yet.")
+		return out, nil
+	}
+	launched, err := launchGame(ctx, e, g, cabinet, launchArgs{System: res.System, GameID: res.GameID})
+	if err != nil {
+		out.Warnings = append(out.Warnings, "The install stands, but the launch was refused: "+untrusted.Clean(errText(err), 300))
+		return out, nil
+	}
+	out.Launched = true
+	out.Outcome = outcomeDone
+	out.Sent = append(out.Sent, launched.Sent...)
+	out.Detail += " " + launched.Detail
+	return out, nil
+}
+
+func errText(err error) string {
+	var rf *refusal
+	if errors.As(err, &rf) {
+		return rf.msg
+	}
+	return err.Error()
+}
+
+// installFailure turns an install error into a refusal: the installer's errors say what to do.
+func installFailure(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
+	return refuse("%s", untrusted.Clean(err.Error(), maxErrorRunes))
+}
+
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%d KiB", (n+1023)/1024)
+}
+
+type uninstallArgs struct {
+	System string `json:"system"`
+	GameID string `json:"game_id"`
+}
+
+// UninstallResult is library_uninstall's answer.
+type UninstallResult struct {
+	ActionResult
+	Removed []string `json:"removed"`
+	Kept    []string `json:"kept"`
+}
+
+func (r UninstallResult) text() string { return r.ActionResult.text() }
+
+func uninstallTool(in Installer, e ES, g *guard, cabinet string) (mcp.Tool, server.ToolHandlerFunc) {
+	t := defineLibrary("library_uninstall", "Remove an installed game",
+		"Remove a game Cabinet installed from RomM (system and game_id from batocera_find_games). Only games Cabinet "+
+			"installed, only files unchanged since: a file the user changed is left and listed. Refused while the game "+
+			"runs. Its saves and states are kept.",
+		destroys, false,
+		withInput(req("system", systemArg("The game's system, e.g. snes.")), req("game_id", gameIDArg())),
+		withOutput(actionProps(
+			req("removed", array("Files removed.", str("A path on the cabinet."))),
+			req("kept", array("Files left because they changed since the install, or are not Cabinet's.", str("A path on the cabinet."))),
+		)...))
+	return t, typed(func(ctx context.Context, a uninstallArgs) (UninstallResult, error) {
+		game, err := e.LookupGame(ctx, a.System, a.GameID)
+		if err != nil {
+			return UninstallResult{}, refuse("EmulationStation does not list that game: find it with batocera_find_games.")
+		}
+		name := fmt.Sprintf("%s (%s)", untrusted.Clean(gameName(game), 100), systemName(a.System))
+		if g.dryRun {
+			return UninstallResult{ActionResult: actionResult(cabinet, outcomeDryRun, "Would remove "+name+" if Cabinet installed it.",
+				[]string{"GET /reloadgames"}, nil), Removed: []string{}, Kept: []string{}}, nil
+		}
+		res, err := in.Uninstall(ctx, e, a.System, a.GameID)
+		if err != nil {
+			return UninstallResult{}, installFailure(err)
+		}
+		detail := fmt.Sprintf("Removed %s: %d file(s).", name, len(res.Removed))
+		if len(res.Kept) > 0 {
+			detail += fmt.Sprintf(" %d changed file(s) left on the cabinet.", len(res.Kept))
+		}
+		out := UninstallResult{ActionResult: actionResult(cabinet, outcomeDone, detail, res.Sent, res.Warnings),
+			Removed: nonNil(res.Removed), Kept: nonNil(res.Kept)}
+		return out, nil
+	})
+}
