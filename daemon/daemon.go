@@ -236,6 +236,7 @@ func Run(ctx context.Context, opts Options) error {
 		{"mcp-http", func(ctx context.Context) error { return d.serveHTTP(ctx, httpLn) }},
 		{"diagnostics", d.publishDiagnostics},
 		{"romm-report", d.reportRomM},
+		{"installs", d.keepInstalls},
 	}
 	parts = append(parts, watchers...)
 	if inboxWatch != nil {

@@ -44,7 +44,10 @@ type engine struct {
 	// logged is signalled when an apply logged sessions or started or ended
 	// a game: the RomM reporter acts without waiting for its next round.
 	logged chan struct{}
-	snap   haentities.Snapshot // the states after the latest apply
+	// ended is signalled when an apply ended a game (the installs part
+	// finishes the ES side of installs made while it ran).
+	ended chan struct{}
+	snap  haentities.Snapshot // the states after the latest apply
 	// draining admits one drain at a time: the drain loop, the announce
 	// after a connect and the last drain at shutdown would otherwise read
 	// the same pending messages and publish them twice, out of order.
@@ -53,7 +56,7 @@ type engine struct {
 
 func newEngine(owner *journal.Owner, rules journal.Rules, clk clock.Clock, log zerolog.Logger, after func(journal.Keyed)) *engine {
 	return &engine{owner: owner, rules: rules, clock: clk, log: log, after: after,
-		wake: make(chan struct{}, 1), logged: make(chan struct{}, 1), applied: make(chan struct{}), draining: make(chan struct{}, 1)}
+		wake: make(chan struct{}, 1), logged: make(chan struct{}, 1), ended: make(chan struct{}, 1), applied: make(chan struct{}), draining: make(chan struct{}, 1)}
 }
 
 func (e *engine) store() *outbox.Store { return e.owner.Store }
@@ -108,6 +111,12 @@ func (e *engine) apply(items ...journal.Keyed) (journal.Result, error) {
 	if len(res.Logged) > 0 || gameChanged {
 		select {
 		case e.logged <- struct{}{}:
+		default:
+		}
+	}
+	if gameChanged && !res.Snapshot.Playing {
+		select {
+		case e.ended <- struct{}{}:
 		default:
 		}
 	}

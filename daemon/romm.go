@@ -87,7 +87,11 @@ func (d *Daemon) newRomMLink(cfg RomMReport) (*rommLink, error) {
 	root := cfg.Root
 	res := &rommreport.FileResolver{Lookup: rommreport.RomMLookup{Client: c, Platforms: platforms.Default().WithOverrides(cfg.PlatformMap)},
 		Path:   func(p string) string { return filepath.Join(root, p) },
-		Limits: romhash.Limits{MaxFileBytes: 256 << 20}}
+		Limits: romhash.Limits{MaxFileBytes: 256 << 20},
+		Installed: func(rom string) (int, bool) {
+			rec, err := d.eng.store().InstallAt(rom)
+			return rec.ROMID, err == nil && rec.RomM == cfg.URL && rec.ROMID > 0
+		}}
 	return &rommLink{cfg: cfg, client: c, resolver: res,
 		reporter: &rommreport.Reporter{Store: d.eng.store(), Post: rommreport.RomMPoster{Client: c, DeviceID: cfg.DeviceID},
 			Resolve: res, Since: cfg.Since, Now: d.clock.Now}}, nil

@@ -15,6 +15,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon"
 	"github.com/batocera-cabinet/cabinet/daemon/httpauth"
 	"github.com/batocera-cabinet/cabinet/simulator"
+	"github.com/batocera-cabinet/cabinet/simulator/fakeromm"
 	"github.com/batocera-cabinet/cabinet/simulator/mqttbroker"
 )
 
@@ -68,7 +69,7 @@ for you to try the MCP tools, until Ctrl-C (--once: exit after the evening).`, &
 	// household would, and the tools use the paired token.
 	conf, err := cab.WriteConfig(dir, "cabinet.name=Demo Cabinet", "cabinet.mqtt.broker="+broker.URL(),
 		fmt.Sprintf("cabinet.tracker.min_session_seconds=%d", demoMinSession(*scale)), "cabinet.log.level=debug",
-		"cabinet.romm.token_file=")
+		"cabinet.romm.token_file=", "cabinet.library.allow_install=1")
 	if err != nil {
 		return err
 	}
@@ -122,6 +123,7 @@ for you to try the MCP tools, until Ctrl-C (--once: exit after the evening).`, &
 	fmt.Fprintf(out, "  try             export CABINET_CONFIG=%s\n", conf)
 	fmt.Fprintf(out, "                  %s call batocera_find_games query=\"street fighter\"\n", run)
 	fmt.Fprintf(out, "                  %s call library_search query=alpha   (RomM: Alpha Quest is also on the cabinet)\n", run)
+	fmt.Fprintf(out, "                  %s call library_install rom_id=%d   (a game only RomM has, onto the cabinet)\n", run, fakeromm.ROMAncientZeta)
 	fmt.Fprintf(out, "                  %s doctor\n\n", run)
 
 	watchCtx, stopWatch := context.WithCancel(ctx)
@@ -138,7 +140,8 @@ for you to try the MCP tools, until Ctrl-C (--once: exit after the evening).`, &
 		Do: func(ctx context.Context, cab *simulator.Cabinet) error {
 			return demoPairRomM(ctx, &cfg, cab, out, *scale)
 		}}
-	steps = slices.Concat(steps[:1], []simulator.Step{pair}, steps[1:3], cab.RomMGame(1 / *scale), steps[3:])
+	steps = slices.Concat(steps[:1], []simulator.Step{pair}, steps[1:3], cab.RomMGame(1 / *scale),
+		demoInstall(exe, denv.Environ, out, *scale), steps[3:])
 	err = cab.Play(ctx, steps, say)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(c.env.Stderr, "demo: %v\n", err)

@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os/exec"
 	"strings"
 	"time"
 
@@ -60,6 +63,49 @@ func demoPairRomM(ctx context.Context, cfg *config.Config, cab *simulator.Cabine
 	fmt.Fprintf(out, "%s ▶ paired: RomM knows the cabinet as device %s (the code showed on the TV %d time(s))\n",
 		time.Now().Format("15:04:05"), p.DeviceID, toasts)
 	return nil
+}
+
+// demoInstall is the evening's install: a game only RomM has (Cosmic Crusade, SNES) put on the
+// cabinet and started with `cabinet call library_install … launch=true`, as an assistant would,
+// through the running daemon; played a while, then quit.
+func demoInstall(exe string, environ []string, out io.Writer, scale float64) []simulator.Step {
+	d := func(s float64) time.Duration { return time.Duration(s / scale * float64(time.Second)) }
+	call := fmt.Sprintf("cabinet call library_install rom_id=%d launch=true", fakeromm.ROMCosmicCrusade)
+	return []simulator.Step{
+		{Say: "installing a game only RomM has and starting it (" + call + ")", Do: func(ctx context.Context, cab *simulator.Cabinet) error {
+			cmd := exec.CommandContext(ctx, exe, "call", "library_install", fmt.Sprintf("rom_id=%d", fakeromm.ROMCosmicCrusade), "launch=true")
+			cmd.Env = environ
+			b, err := cmd.CombinedOutput()
+			var res struct{ Detail string }
+			if err != nil || json.Unmarshal(b, &res) != nil || res.Detail == "" {
+				return fmt.Errorf("%s: %v\n%s", call, err, b)
+			}
+			fmt.Fprintf(out, "           %s\n", res.Detail)
+			return waitRunning(ctx, cab)
+		}, Wait: d(8)},
+		{Say: "quitting it", Do: func(ctx context.Context, cab *simulator.Cabinet) error {
+			cab.ES.EndGame(0)
+			return nil
+		}, Wait: d(3)},
+	}
+}
+
+// waitRunning waits (10 s at most) until ES runs a game.
+func waitRunning(ctx context.Context, cab *simulator.Cabinet) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, ok := cab.ES.Running(); ok {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return errors.New("the installed game did not start")
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // showRomM prints what the household's RomM shows of the cabinet as it

@@ -76,6 +76,7 @@ func doctorEnv(l *config.Loaded) (doctor.Env, error) {
 		NetworkCommands:    enabled,
 		NetworkCommandPort: port,
 		Hooks:              rootedLayout(cfg),
+		RomsRoot:           cfg.Path("/userdata/roms"),
 		RomM:               doctorRomM(cfg),
 		ROMarr:             doctorROMarr(cfg),
 		Extra:              []doctor.Check{{Name: "daemon", Run: daemonCheck(cfg.Layout().Socket())}},

@@ -12,7 +12,9 @@ import (
 // logged as sessions and the short one is not, and Home Assistant's final
 // states say so; the cabinet pairs with the fake RomM by a code shown on
 // its screen, RomM shows the game it knows as playing while it runs and
-// gets its session, and the two it lacks are counted as unmatched.
+// gets its session, and the two it lacks are counted as unmatched; a game
+// only RomM has is installed and started with `cabinet call
+// library_install`, and RomM sees it played.
 func TestDemo(t *testing.T) {
 	cabinettest.Long(t, "the whole scripted evening, about 17 s")
 	code, out, errOut := runBinary(t, nil, "demo", "--once", "--speed", "4")
@@ -20,13 +22,14 @@ func TestDemo(t *testing.T) {
 		t.Fatalf("cabinet demo: exit %d\nstderr:\n%s\nstdout:\n%s", code, errOut, lastLines(out, 30))
 	}
 	ends := strings.Count(out, `"event_type":"session_end"`)
-	if ends != 3 || strings.Contains(out, `"event_type":"session_end","game":"Sonic`) {
-		t.Errorf("session_end events = %d, want Super Mario Bros., Alpha Quest and Street Fighter II only:\n%s", ends, lastLines(out, 60))
+	if ends != 4 || strings.Contains(out, `"event_type":"session_end","game":"Sonic`) {
+		t.Errorf("session_end events = %d, want Super Mario Bros., Alpha Quest, Cosmic Crusade and Street Fighter II only:\n%s", ends, lastLines(out, 60))
 	}
 	for _, want := range []string{"MCP over HTTP   http://127.0.0.1:", "(bearer token ", "last_session         Street Fighter II", "playing              OFF", "status               online",
 		"/pair/device?user_code=", "someone approves code", "paired: RomM knows the cabinet as device", "the code showed on the TV ", "RomM now playing         Alpha Quest",
 		"RomM now playing         (nothing)", "RomM play history +      Alpha Quest", "play session  Alpha Quest",
-		"1 session(s) delivered, 2 unmatched"} {
+		"Installed Cosmic Crusade (snes). Launched Cosmic Crusade (snes)", "RomM now playing         Cosmic Crusade",
+		"play session  Cosmic Crusade", "2 session(s) delivered, 2 unmatched"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, lastLines(out, 40))
 		}

@@ -59,6 +59,9 @@ type Env struct {
 	// RomM and ROMarr are the household's library servers (optional).
 	RomM   RomMEnv
 	ROMarr ROMarrEnv
+	// RomsRoot is /userdata/roms on this machine (rooted), where the
+	// library installs write; "" skips the installs check.
+	RomsRoot string
 	// Extra checks appended after the standard ones (the daemon's).
 	Extra []Check
 }
@@ -81,6 +84,7 @@ const (
 	CheckRetroArch = "retroarch"
 	CheckMQTT      = "mqtt"
 	CheckHooks     = "hooks"
+	CheckInstalls  = "installs"
 )
 
 // Checks returns the standard checks in layer order.
@@ -134,6 +138,7 @@ func Checks(env Env) []Check {
 	}
 	checks = append(checks, rommChecks(env)...)
 	checks = append(checks, Check{CheckROMarr, func(ctx context.Context, _ []Result) Result { return checkROMarr(ctx, env.ROMarr) }})
+	checks = append(checks, Check{CheckInstalls, func(context.Context, []Result) Result { return checkInstalls(env.RomsRoot) }})
 	return append(checks, env.Extra...)
 }
 

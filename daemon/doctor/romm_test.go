@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -205,16 +207,16 @@ func TestDoctorLibraryServersInChecks(t *testing.T) {
 		names = append(names, c.Name)
 	}
 	got := strings.Join(names, " ")
-	if !strings.HasSuffix(got, "hooks romm romarr daemon") {
-		t.Errorf("checks = %s, want … hooks romm romarr daemon", got)
+	if !strings.HasSuffix(got, "hooks romm romarr installs daemon") {
+		t.Errorf("checks = %s, want … hooks romm romarr installs daemon", got)
 	}
 	env.RomM = RomMEnv{URL: "http://romm.lan"}
 	names = nil
 	for _, c := range Checks(env) {
 		names = append(names, c.Name)
 	}
-	if got := strings.Join(names, " "); !strings.HasSuffix(got, "hooks romm romm-auth romm-map romarr daemon") {
-		t.Errorf("checks with RomM = %s, want … hooks romm romm-auth romm-map romarr daemon", got)
+	if got := strings.Join(names, " "); !strings.HasSuffix(got, "hooks romm romm-auth romm-map romarr installs daemon") {
+		t.Errorf("checks with RomM = %s, want … hooks romm romm-auth romm-map romarr installs daemon", got)
 	}
 }
 
@@ -262,5 +264,24 @@ func TestDoctorROMarr(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestInstallsCheck(t *testing.T) {
+	root := t.TempDir()
+	if r := checkInstalls(root); r.Status != OK {
+		t.Errorf("empty ROM folders: %+v", r)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "snes", ".cabinet-install-romm-3", "files"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(root, "snes", ".cabinet-install-romm-3", "install.json"), []byte(`{"rom_id":3}`), 0o644)
+	os.WriteFile(filepath.Join(root, "snes", ".cabinet-install-romm-3", "files", "Game.sfc.cabinet-part"), make([]byte, 4096), 0o644)
+	r := checkInstalls(root)
+	if r.Status != Warn || !strings.Contains(r.Detail, "1 unfinished library install") || !strings.Contains(r.Hint, "rm -r") {
+		t.Errorf("a leftover: %+v", r)
+	}
+	if r := checkInstalls(""); r.Status != Skip {
+		t.Errorf("no root: %+v", r)
 	}
 }

@@ -43,6 +43,9 @@ type FileResolver struct {
 	Path func(string) string
 	// Limits bound hashing (a huge file is matched by name only).
 	Limits romhash.Limits
+	// Installed, when set, is looked at first: the RomM id of a game
+	// Cabinet installed from this RomM (its install record), by ROM path.
+	Installed func(rom string) (id int, ok bool)
 
 	mu    sync.Mutex
 	cache map[string]int // ROM path → RomM id (0: unknown)
@@ -76,6 +79,11 @@ func (f *FileResolver) ROMID(ctx context.Context, s haentities.Session) (int, bo
 }
 
 func (f *FileResolver) lookup(ctx context.Context, s haentities.Session) (int, error) {
+	if f.Installed != nil {
+		if id, ok := f.Installed(s.Rom); ok {
+			return id, nil
+		}
+	}
 	path := s.Rom
 	if f.Path != nil {
 		path = f.Path(path)

@@ -42,6 +42,8 @@ type Library struct {
 	AllowWrites bool
 	// DeviceID is RomM's id of the cabinet when it is paired, "" when not.
 	DeviceID string
+	// RomMURL is RomM's base URL (cabinet.romm.url): install records name it.
+	RomMURL string
 	// Installer, when set, registers library_install and library_uninstall
 	// (cabinet.library.allow_install).
 	Installer Installer

@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 
+	"github.com/batocera-cabinet/cabinet/daemon/es"
+	"github.com/batocera-cabinet/cabinet/daemon/library/install"
+	store "github.com/batocera-cabinet/cabinet/haentities/outbox"
+
 	"github.com/batocera-cabinet/cabinet/daemon/library/oncabinet"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romhash"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romm"
@@ -14,6 +18,29 @@ import (
 // game lists (the catalog's on-cabinet index, rebuilt when ES reloads).
 type cabinetMarker struct {
 	cat *catalog
+	// installs are the games Cabinet installed (nil: none known); rommURL
+	// is the RomM their ids belong to.
+	installs install.Records
+	rommURL  string
+}
+
+// installed maps the RomM ids of the games Cabinet installed from this
+// RomM, and that are still on the cabinet, to their records.
+func (m *cabinetMarker) installed() map[int]store.Install {
+	if m.installs == nil {
+		return nil
+	}
+	all, err := m.installs.Installs()
+	if err != nil {
+		return nil
+	}
+	out := map[int]store.Install{}
+	for _, r := range all {
+		if r.RomM == m.rommURL && r.Listed {
+			out[r.ROMID] = r
+		}
+	}
+	return out
 }
 
 // mark returns, for each ROM, where it is on the cabinet or nil. When ES
@@ -22,6 +49,13 @@ func (m *cabinetMarker) mark(ctx context.Context, roms []romm.ROM, v platformVie
 	out := make([]*onCabinet, len(roms))
 	if len(roms) == 0 {
 		return out
+	}
+	// The install records first: a game Cabinet installed needs no matching.
+	recs := m.installed()
+	for i, r := range roms {
+		if rec, ok := recs[r.ID]; ok {
+			out[i] = &onCabinet{System: rec.System, GameID: es.GameID(rec.Path), Path: rec.Path}
+		}
 	}
 	ix, err := m.cat.onCabinet(ctx)
 	if err != nil {
@@ -36,7 +70,7 @@ func (m *cabinetMarker) mark(ctx context.Context, roms []romm.ROM, v platformVie
 		items[i] = oncabinet.Item{ROMID: r.ID, Candidate: candidateOf(r, v)}
 	}
 	for i, match := range ix.Mark(ctx, items) {
-		if match != nil {
+		if match != nil && out[i] == nil {
 			out[i] = &onCabinet{System: match.System, GameID: match.GameID, Path: match.Path}
 		}
 	}

@@ -109,7 +109,7 @@ func addLibraryTools(ts *toolset, w wiring) {
 	if lib.Platforms == nil {
 		lib.Platforms = platforms.Default()
 	}
-	l := libraryTools{lib: lib, es: w.deps.ES, daemon: w.deps.Daemon, mark: &cabinetMarker{cat: w.catalog}}
+	l := libraryTools{lib: lib, es: w.deps.ES, daemon: w.deps.Daemon, mark: &cabinetMarker{cat: w.catalog, installs: w.deps.Installs, rommURL: lib.RomMURL}}
 	if lib.RomM != nil || lib.ROMarr != nil {
 		ts.addRead(l.statusTool())
 		ts.addRead(l.searchTool())

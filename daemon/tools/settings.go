@@ -81,7 +81,8 @@ func Build(s Settings, version string, dryRun bool, extra Deps) (*Server, error)
 // buildLibrary makes the RomM and ROMarr clients the settings name.
 // Nothing is dialled here.
 func buildLibrary(s Settings) (Library, *romm.Client, error) {
-	lib := Library{AllowWrites: s.AllowWrites, Platforms: platforms.Default().WithOverrides(s.RomM.PlatformMap), DeviceID: s.RomM.DeviceID}
+	lib := Library{AllowWrites: s.AllowWrites, Platforms: platforms.Default().WithOverrides(s.RomM.PlatformMap), DeviceID: s.RomM.DeviceID,
+		RomMURL: s.RomM.URL}
 	var rc *romm.Client
 	if s.RomM.URL != "" {
 		c, err := romm.New(romm.Config{URL: s.RomM.URL, Token: s.RomM.Token, CAFile: s.RomM.CAFile})

@@ -15,6 +15,7 @@
 package tools
 
 import (
+	"context"
 	"errors"
 	"math/rand/v2"
 	"slices"
@@ -86,9 +87,34 @@ const (
 
 // Server is the MCP server with Cabinet's tools.
 type Server struct {
-	mcp     *server.MCPServer
-	tools   []mcp.Tool
-	catalog *catalog
+	mcp       *server.MCPServer
+	tools     []mcp.Tool
+	catalog   *catalog
+	installer Installer // nil without cabinet.library.allow_install
+}
+
+// installKeeper is what the daemon asks of the installer between calls.
+type installKeeper interface {
+	FinishPending(ctx context.Context) (int, error)
+	CleanLeftovers() (int, error)
+}
+
+// FinishInstalls completes the ES side of installs made while a game ran
+// (nothing without an installer).
+func (s *Server) FinishInstalls(ctx context.Context) (int, error) {
+	if k, ok := s.installer.(installKeeper); ok {
+		return k.FinishPending(ctx)
+	}
+	return 0, nil
+}
+
+// CleanInstallLeftovers removes what unfinished installs left in the ROM
+// folders (nothing without an installer).
+func (s *Server) CleanInstallLeftovers() (int, error) {
+	if k, ok := s.installer.(installKeeper); ok {
+		return k.CleanLeftovers()
+	}
+	return 0, nil
 }
 
 // New builds the server. Nothing is dialled until a tool is called.
@@ -110,7 +136,7 @@ func New(deps Deps, opts Options) (*Server, error) {
 	if version == "" {
 		version = "dev"
 	}
-	s := &Server{mcp: server.NewMCPServer("cabinet", version, srvOpts...), catalog: w.catalog}
+	s := &Server{mcp: server.NewMCPServer("cabinet", version, srvOpts...), catalog: w.catalog, installer: deps.Library.Installer}
 	for _, t := range set.registered(opts.ReadOnly) {
 		s.mcp.AddTool(t.Tool, t.Handler)
 		s.tools = append(s.tools, t.Tool)

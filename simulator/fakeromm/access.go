@@ -6,6 +6,8 @@ package fakeromm
 // Platforms returns every platform, fixture then synthetic, by id.
 func (s *Server) Platforms() []Platform {
 	s.init()
+	s.libMu.RLock()
+	defer s.libMu.RUnlock()
 	return append([]Platform(nil), s.lib.platforms...)
 }
 
@@ -13,6 +15,8 @@ func (s *Server) Platforms() []Platform {
 // (synthetic ROMs: see ROM).
 func (s *Server) ROMs() []ROM {
 	s.init()
+	s.libMu.RLock()
+	defer s.libMu.RUnlock()
 	out := make([]ROM, 0, len(s.lib.fixture))
 	for _, r := range s.lib.fixture {
 		out = append(out, cloneROM(r))
@@ -23,6 +27,8 @@ func (s *Server) ROMs() []ROM {
 // ROM returns ROM id, fixture or synthetic, with its files and bytes.
 func (s *Server) ROM(id int) (ROM, bool) {
 	s.init()
+	s.libMu.RLock()
+	defer s.libMu.RUnlock()
 	r, ok := s.lib.rom(id)
 	return cloneROM(r), ok
 }
@@ -30,12 +36,16 @@ func (s *Server) ROM(id int) (ROM, bool) {
 // ROMCount is how many ROMs the server holds, synthetic ones included.
 func (s *Server) ROMCount() int {
 	s.init()
+	s.libMu.RLock()
+	defer s.libMu.RUnlock()
 	return s.lib.romCount()
 }
 
 // File returns RomFile id (as /api/roms/{id}/files/content takes it).
 func (s *Server) File(id int) (File, bool) {
 	s.init()
+	s.libMu.RLock()
+	defer s.libMu.RUnlock()
 	f, _, ok := s.lib.file(id)
 	return cloneFile(f), ok
 }
@@ -43,6 +53,8 @@ func (s *Server) File(id int) (File, bool) {
 // Firmware returns the BIOS files.
 func (s *Server) Firmware() []Firmware {
 	s.init()
+	s.libMu.RLock()
+	defer s.libMu.RUnlock()
 	out := make([]Firmware, 0, len(s.lib.firmware))
 	for _, f := range s.lib.firmware {
 		f.Bytes = append([]byte(nil), f.Bytes...)

@@ -123,6 +123,8 @@ func coverPNG(id int, size string) []byte {
 // it has one.
 func (s *Server) Cover(id int) ([]byte, bool) {
 	s.init()
+	s.libMu.RLock()
+	defer s.libMu.RUnlock()
 	r, ok := s.lib.meta(id)
 	if !ok || !s.lib.hasCover(r) {
 		return nil, false

@@ -103,6 +103,7 @@ type Server struct {
 
 	ver     version
 	lib     *library
+	libMu   sync.RWMutex // held by requests to read lib, by AddROM and AddPlatform to change it
 	handler http.Handler
 	doc     openAPIDoc
 
@@ -163,7 +164,7 @@ func (s *Server) init() {
 		}
 		s.opts, s.ver, s.lib = o, v, lib
 		s.doc = loadOpenAPI(o.ReferenceDir, o.Version)
-		s.handler = s.routes()
+		s.handler = lockedHandler{s, s.routes()}
 	})
 }
 

@@ -47,6 +47,9 @@ type File struct {
 	// RomM could read, nil otherwise.
 	ArchiveMembers []Member
 	TopLevel       bool
+	// Category is the file's RomFileCategory; "" is RomM's default ("game"
+	// for a top-level file, null below).
+	Category string
 }
 
 // FullPath is full_path: file_path/file_name.

@@ -17,6 +17,8 @@ type Request struct {
 	Authorized bool
 	// Authorization: it carried an Authorization header at all.
 	Authorization bool
+	// Range is the Range header, "" without one.
+	Range string
 	// Status is the status answered, filled in once the answer is done:
 	// 0 while it is still being written, or when the connection dropped
 	// before a status was.
@@ -32,7 +34,7 @@ const maxRecorded = 10_000
 // the log) and returns the entry's sequence number for recordStatus.
 func (s *Server) record(r *http.Request) uint64 {
 	req := Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(),
-		Authorization: r.Header.Get("Authorization") != ""}
+		Authorization: r.Header.Get("Authorization") != "", Range: r.Header.Get("Range")}
 	req.Authorized = req.Authorization && s.authenticated(r)
 	s.mu.Lock()
 	defer s.mu.Unlock()

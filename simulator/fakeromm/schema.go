@@ -374,7 +374,9 @@ func (s *Server) romFileJSON(f File) romFileJSON {
 		}
 	}
 	var cat *string
-	if f.TopLevel { // RomFileSchema.default_category_for_non_nested
+	if f.Category != "" {
+		cat = strp(f.Category)
+	} else if f.TopLevel { // RomFileSchema.default_category_for_non_nested
 		cat = strp("game")
 	}
 	return romFileJSON{

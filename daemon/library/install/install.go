@@ -443,3 +443,31 @@ func (in *Installer) Plan(ctx context.Context, r Request) (Result, error) {
 	}
 	return res, nil
 }
+
+// Leftovers are the stages of installs that did not finish (a crash, a kill, a power cut): never
+// listed by ES, removed by CleanLeftovers, reported by `cabinet doctor`.
+func (in *Installer) Leftovers() ([]stage.Leftover, error) {
+	return stage.Leftovers(in.local(RomsRoot))
+}
+
+// CleanLeftovers removes what unfinished installs left, when no install runs (the daemon does it
+// at start; the next install of the same ROM downloads it again).
+func (in *Installer) CleanLeftovers() (int, error) {
+	unlock, err := in.lock()
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
+	left, err := in.Leftovers()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, l := range left {
+		if err := l.Remove(); err != nil {
+			return n, fmt.Errorf("remove the unfinished install in %s: %w", l.Dir, err)
+		}
+		n++
+	}
+	return n, nil
+}
