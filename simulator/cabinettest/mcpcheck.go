@@ -42,7 +42,9 @@ type MCPReport struct {
 	} `json:"tools"`
 	Call *struct {
 		IsError bool `json:"isError"`
-		Result  struct {
+		// Progress are the notifications/progress received (with --progress).
+		Progress []map[string]any `json:"progress"`
+		Result   struct {
 			Content           []map[string]any `json:"content"`
 			StructuredContent map[string]any   `json:"structuredContent"`
 		} `json:"result"`

@@ -84,6 +84,32 @@ func (e *ES) Start() {
 	}
 	e.takeLock()
 	e.t.Cleanup(e.Stop)
+	e.startProcess()
+}
+
+// Restart quits ES as its menu does (it writes its game lists on the way
+// out), waits until it and its X server are gone, and starts it again
+// with the same HOME, keeping the machine's real-ES lock.
+func (e *ES) Restart(d time.Duration) {
+	e.t.Helper()
+	if e.cmd == nil {
+		e.t.Fatal("reales: Restart before Start")
+	}
+	e.Quit(d)
+	pgid := e.cmd.Process.Pid
+	syscall.Kill(-pgid, syscall.SIGTERM) // xvfb-run's Xvfb: it removes its files on SIGTERM
+	cabinettest.Eventually(5*time.Second, nil, func() (bool, string) { return len(groupMembers(pgid, "")) == 0, "" })
+	syscall.Kill(-pgid, syscall.SIGKILL)
+	<-e.exited
+	e.cmd.Wait()
+	e.cmd = nil
+	e.waitPortFree(10 * time.Second)
+	e.startProcess()
+}
+
+// startProcess starts ES under Xvfb and waits for its API.
+func (e *ES) startProcess() {
+	e.t.Helper()
 	if c, err := net.DialTimeout("tcp", Addr, time.Second); err == nil {
 		c.Close()
 		e.t.Fatalf("reales: something already listens on %s (ES's fixed port)%s; stop it first", Addr, e.previousHint())
