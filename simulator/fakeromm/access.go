@@ -11,8 +11,8 @@ func (s *Server) Platforms() []Platform {
 	return append([]Platform(nil), s.lib.platforms...)
 }
 
-// ROMs returns the fixture ROMs by id, with their files and bytes
-// (synthetic ROMs: see ROM).
+// ROMs returns the fixture ROMs, then those AddROM added, by id, with their
+// files and bytes (synthetic ROMs: see ROM).
 func (s *Server) ROMs() []ROM {
 	s.init()
 	s.libMu.RLock()

@@ -10,9 +10,11 @@
 // platforms whose fs_slug is a Batocera folder, one whose fs_slug is not and
 // one that maps to nothing), hashed the way RomM's scanner hashes them, and
 // the bytes themselves for download. Options.Generate adds synthetic ROMs,
-// computed on the fly, for benchmarks. Versions change what RomM changed
-// between releases (heartbeat version, query flags, 401/403, routes);
-// Faults make it misbehave on the wire; every request is recorded.
+// computed on the fly, for benchmarks; AddROM and AddPlatform add a test's
+// own after the fixture (a hostile name, an arcade set, a wrong hash).
+// Versions change what RomM changed between releases (heartbeat version,
+// query flags, 401/403, routes); Faults make it misbehave on the wire;
+// every request is recorded.
 //
 // The zero value serves Options{}; New validates Options. The package is
 // linked by `cabinet simulate`/`cabinet demo`, so it imports no test code.

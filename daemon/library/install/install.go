@@ -90,7 +90,10 @@ type Installer struct {
 	ListWait time.Duration
 	// ToastEvery is the least time between two progress toasts; 0 means 5 s.
 	ToastEvery time.Duration
-	Now        func() time.Time
+	// Download tunes each file's download (retries, idle timeout); its Progress is replaced by
+	// the installer's own. The zero value is romm's defaults.
+	Download romm.DownloadOptions
+	Now      func() time.Time
 
 	mu sync.Mutex
 }
@@ -362,13 +365,28 @@ func (in *Installer) download(ctx context.Context, romID int, f romm.File, part 
 		return fmt.Errorf("write %s: %w", untrusted.Clean(f.Name, 100), err)
 	}
 	defer dst.Close()
-	if _, err := in.RomM.DownloadFile(ctx, romID, f, dst, romm.DownloadOptions{Progress: func(done, _ int64) { progress(done) }}); err != nil {
+	o := in.Download
+	o.Progress = func(done, _ int64) { progress(done) }
+	if _, err := in.RomM.DownloadFile(ctx, romID, f, dst, o); err != nil {
+		if errors.Is(err, syscall.ENOSPC) {
+			return diskFull(f.Name)
+		}
 		return fmt.Errorf("download %s from RomM: %w", untrusted.Clean(f.Name, 100), err)
 	}
 	if err := dst.Sync(); err != nil {
+		if errors.Is(err, syscall.ENOSPC) {
+			return diskFull(f.Name)
+		}
 		return fmt.Errorf("write %s: %w", untrusted.Clean(f.Name, 100), err)
 	}
 	return nil
+}
+
+// diskFull is a download that ran out of room after NeedSpace let it start (something else wrote
+// to the share meanwhile).
+func diskFull(name string) error {
+	return fmt.Errorf("the disk filled up during the download of %s: nothing of the game is kept; free some space and install again (%w)",
+		untrusted.Clean(name, 100), syscall.ENOSPC)
 }
 
 // toaster turns byte counts into progress reports, and into a toast on the cabinet at most every

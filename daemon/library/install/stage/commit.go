@@ -128,7 +128,7 @@ func (s *Stage) onlyListed(files []string) error {
 	want := make(map[string]bool, len(files))
 	dirs := make(map[string]bool)
 	for _, f := range files {
-		want[f+partSuffix] = true
+		want[partOf(f)] = true
 		for d := path.Dir(f); d != "."; d = path.Dir(d) {
 			dirs[d] = true
 		}

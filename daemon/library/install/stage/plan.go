@@ -33,7 +33,7 @@ func (s *Stage) planCommit(c Commit) (*plan, error) {
 		}
 		seen[f] = true
 		final := filepath.Join(s.files, filepath.FromSlash(f))
-		p.parts = append(p.parts, move{from: final + partSuffix, to: final})
+		p.parts = append(p.parts, move{from: filepath.Join(s.files, filepath.FromSlash(partOf(f))), to: final})
 	}
 	// A file that is also a folder of another cannot both be renamed into
 	// place; refuse before anything moves.

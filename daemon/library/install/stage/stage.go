@@ -1,10 +1,13 @@
 package stage
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sync"
 )
@@ -171,7 +174,7 @@ func (s *Stage) PartPath(rel string) (string, error) {
 	if err := isClean(rel); err != nil {
 		return "", fmt.Errorf("part path: %w", err)
 	}
-	p := filepath.Join(s.files, filepath.FromSlash(rel)) + partSuffix
+	p := filepath.Join(s.files, filepath.FromSlash(partOf(rel)))
 	if !inside(s.files, p) {
 		return "", fmt.Errorf("part path %q: %s is outside the stage: %w", rel, p, ErrUnsafe)
 	}
@@ -185,6 +188,19 @@ func (s *Stage) PartPath(rel string) (string, error) {
 		return "", fmt.Errorf("part path %q: %w", rel, err)
 	}
 	return p, nil
+}
+
+// partOf is where the cleaned relative path rel is downloaded, relative to the files folder:
+// rel with partSuffix. When the suffix would take its last element past maxNameBytes (a name of
+// more than 242 bytes, which CleanName allows), that element is cut and given a hash of itself
+// instead, so two long names that start alike stay apart.
+func partOf(rel string) string {
+	dir, base := path.Split(rel)
+	if len(base)+len(partSuffix) <= maxNameBytes {
+		return rel + partSuffix
+	}
+	sum := sha256.Sum256([]byte(base))
+	return dir + cutRunes(base, maxNameBytes-len(partSuffix)-9) + "~" + hex.EncodeToString(sum[:4]) + partSuffix
 }
 
 // isClean refuses a relative path that CleanRelPath would change: the
