@@ -358,7 +358,8 @@ func (in *Installer) pickSystem(ctx context.Context, rom romm.ROM, want string) 
 	return cands[0], nil
 }
 
-// download writes one file into part, resuming from what a stopped install left.
+// download writes one file into part; the RomM client resumes it with Range after a dropped
+// connection. An install that fails removes its stage, so the next one starts afresh.
 func (in *Installer) download(ctx context.Context, romID int, f romm.File, part string, progress func(int64)) error {
 	dst, err := os.OpenFile(part, os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {

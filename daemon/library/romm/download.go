@@ -171,7 +171,7 @@ func (d *download) run(ctx context.Context) (int64, error) {
 			if failures == 0 {
 				return d.have, ae.err
 			}
-			return d.have, newError(nil, ae.err, "%s, %d times in a row: check the network to RomM, then download again (it resumes)",
+			return d.have, newError(nil, ae.err, "%s, %d times in a row: check the network to RomM, then try again (a file kept partly downloaded resumes where it stopped)",
 				ae.err.Error(), failures+1)
 		}
 		failures++
