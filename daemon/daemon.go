@@ -95,6 +95,9 @@ type Daemon struct {
 	// rommWake wakes the RomM reporter when its configuration changes
 	// (paired again, unpaired).
 	rommWake chan struct{}
+	// requestsWake wakes the library request follower when a request is
+	// added or changed.
+	requestsWake chan struct{}
 }
 
 // Run runs the daemon until ctx ends, then stops cleanly: the cabinet is
@@ -120,7 +123,7 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	d := &Daemon{opts: opts, clock: opts.Clock, cfg: &l.Config, started: opts.Clock.Now(), level: newLevelGate(opts.LogOut, l.Config.LogLevel),
-		rommWake: make(chan struct{}, 1)}
+		rommWake: make(chan struct{}, 1), requestsWake: make(chan struct{}, 1)}
 	d.log = zerolog.New(d.level).Level(zerolog.TraceLevel).With().Timestamp().Int("pid", os.Getpid()).Str("cmd", "serve").Logger()
 	if opts.Redactor != nil {
 		opts.Redactor.SetSecrets(l.Config.Secrets)
@@ -237,6 +240,7 @@ func Run(ctx context.Context, opts Options) error {
 		{"diagnostics", d.publishDiagnostics},
 		{"romm-report", d.reportRomM},
 		{"installs", d.keepInstalls},
+		{"requests", func(ctx context.Context) error { return d.followRequestsOn(ctx, d.requestsWake) }},
 	}
 	parts = append(parts, watchers...)
 	if inboxWatch != nil {

@@ -28,7 +28,8 @@ type mcpSet struct {
 }
 
 func (d *Daemon) buildMCP(cfg *Config) error {
-	extra := tools.Deps{History: history{d.eng.store()}, Installs: d.eng.store(), Clock: d.clock, Daemon: d}
+	extra := tools.Deps{History: history{d.eng.store()}, Installs: d.eng.store(), Requests: wakingRequests{d.eng.store(), d.requestsWake},
+		Clock: d.clock, Daemon: d}
 	normal, err := tools.Build(cfg.Tools, d.opts.Version, false, extra)
 	if err != nil {
 		return err

@@ -29,6 +29,8 @@ type Status struct {
 	// RomM is where the play sessions reported to RomM stand, nil when the
 	// cabinet does not report to RomM.
 	RomM *RomMStatus `json:"romm,omitempty"`
+	// PendingRequests counts the library requests the daemon still follows.
+	PendingRequests int `json:"pending_requests,omitempty"`
 }
 
 // RomMStatus counts the sessions logged since reporting began, by their
@@ -66,6 +68,7 @@ func (d *Daemon) Status() Status {
 	if s, err := d.eng.store().Stats(); err == nil {
 		st.OutboxDepth, st.OutboxDropped, st.OutboxExpired, st.Sessions = s.QueueDepth+s.Undelivered, s.Dropped, s.Expired, s.Sessions
 	}
+	st.PendingRequests = d.PendingRequests()
 	if r := d.cfg.RomM; r.enabled() {
 		if c, err := d.eng.store().RommStats(r.Since); err == nil {
 			st.RomM = &RomMStatus{Delivered: c.Delivered, Unmatched: c.Unmatched, Waiting: c.Pending + c.Retrying,

@@ -266,6 +266,9 @@ func daemonCheck(path string) func(context.Context, []doctor.Result) doctor.Resu
 		if st.RomM != nil && st.RomM.Device != "" {
 			detail += "; RomM had forgotten the cabinet's device, which registered again (--verbose for the ids)"
 		}
+		if n := st.PendingRequests; n > 0 {
+			detail += fmt.Sprintf("; following %d library request(s) (library_requests lists them)", n)
+		}
 		return doctor.Result{Status: doctor.OK, Detail: detail, Facts: facts}
 	}
 }

@@ -50,7 +50,7 @@ history and the store); otherwise the tools run in this process. Logs go to stde
 // from the store (opened briefly for each query: a hook may need it next).
 func localTools(cfg *config.Config, dryRun bool) (*tools.Server, error) {
 	return tools.Build(toolsSettings(cfg), buildVersion(), dryRun, tools.Deps{History: daemon.StoreHistory{Path: cfg.Layout().Store()},
-		Installs: daemon.StoreInstalls{Path: cfg.Layout().Store()}})
+		Installs: daemon.StoreInstalls{Path: cfg.Layout().Store()}, Requests: daemon.StoreRequests{Path: cfg.Layout().Store()}})
 }
 
 // bridge copies stdio to and from the daemon. When the client closes its

@@ -136,6 +136,13 @@ func addLibraryTools(ts *toolset, w wiring) {
 		if lib.AllowWrites {
 			ts.addWrite(romarrRequestTool(r, w.guard, w.deps.Name))
 		}
+		if s := w.deps.Requests; s != nil {
+			ts.addRead(libraryRequestsTool(s))
+			if lib.AllowWrites {
+				ts.addWrite(libraryRequestTool(requestDeps{lib: lib, store: s, guard: w.guard, clock: w.deps.Clock,
+					cabinet: w.deps.Name, daemon: w.deps.Daemon != nil}))
+			}
+		}
 	}
 }
 

@@ -51,6 +51,9 @@ type Deps struct {
 	// Installs keeps the install records (the store); nil leaves
 	// library_install and library_uninstall out.
 	Installs install.Records
+	// Requests keeps the library requests (the store); nil leaves
+	// library_request and library_requests out.
+	Requests RequestStore
 	// ResolvePath maps a path ES reports to the file on this machine (under
 	// cabinet.paths.root in tests and the simulator); nil: the same path.
 	ResolvePath func(string) string

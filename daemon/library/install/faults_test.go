@@ -358,7 +358,7 @@ func TestInstallRomMTooSlow(t *testing.T) {
 	_, err := r.in.Install(context.Background(), Request{ROMID: rom.ID}, nil)
 	took := time.Since(start)
 	r.cab.RomM.SetFaults(fakeromm.Faults{})
-	want := "download Slow (USA).sfc from RomM: RomM sent nothing for 200ms during the download of Slow (USA).sfc (at byte 0 of 65536), 2 times in a row: check the network to RomM, then download again"
+	want := "download Slow (USA).sfc from RomM: RomM sent nothing for 200ms during the download of Slow (USA).sfc (at byte 0 of 65536), 2 times in a row: check the network to RomM, then try again"
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Fatalf("error %v\nwant %s…", err, want)
 	}
