@@ -72,3 +72,18 @@ func TestFileResolver(t *testing.T) {
 		t.Error("a second session of the same game asked RomM again")
 	}
 }
+
+// TestFileResolverInstalledFirst: a game Cabinet installed is RomM's id from its install record,
+// without reading the file or asking RomM.
+func TestFileResolverInstalledFirst(t *testing.T) {
+	l := &lookup{}
+	r := &FileResolver{Lookup: l, Path: func(p string) string { return filepath.Join(t.TempDir(), p) },
+		Installed: func(rom string) (int, bool) { return 42, rom == "/userdata/roms/snes/Cosmic Crusade (USA).sfc" }}
+	id, known, err := r.ROMID(context.Background(), haentities.Session{Rom: "/userdata/roms/snes/Cosmic Crusade (USA).sfc", System: "snes"})
+	if err != nil || !known || id != 42 || l.hashCalls+l.nameCalls != 0 {
+		t.Fatalf("installed game: %d %v %v, %d RomM lookups", id, known, err, l.hashCalls+l.nameCalls)
+	}
+	if _, known, _ := r.ROMID(context.Background(), haentities.Session{Rom: "/userdata/roms/snes/Other.sfc", System: "snes"}); known || l.nameCalls != 1 {
+		t.Errorf("another game: known %v, %d name lookups", known, l.nameCalls)
+	}
+}
