@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon/httpauth"
+	"github.com/batocera-cabinet/cabinet/daemon/tools"
 )
 
 // httpState is MCP over HTTP as doctor and the demo see it.
@@ -75,7 +76,8 @@ func (d *Daemon) serveHTTP(ctx context.Context, ln net.Listener) error {
 	}
 	guard := httpauth.New(httpauth.Options{
 		TokenPath: tokenPath, AllowedHosts: cfg.HTTP.AllowedHosts, AllowedOrigins: cfg.HTTP.AllowedOrigins,
-		OnDenied: d.deniedLogger(),
+		Now: d.clock.Now, OnDenied: d.deniedLogger(),
+		OnError: func(err error) { d.log.Warn().Err(err).Msg("MCP over HTTP: a token's last use was not recorded") },
 	})
 	mcp := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		d.mcp.mu.Lock()
@@ -93,6 +95,7 @@ func (d *Daemon) serveHTTP(ctx context.Context, ln net.Listener) error {
 	}()
 	d.log.Info().Str("url", "http://"+ln.Addr().String()+"/mcp").Str("token_file", tokenPath).Msg("MCP over HTTP listening")
 	err := srv.Serve(ln)
+	guard.Flush() // the last token uses written before the state dir may go
 	d.mu.Lock()
 	d.http.addr = ""
 	d.mu.Unlock()
@@ -100,6 +103,14 @@ func (d *Daemon) serveHTTP(ctx context.Context, ln net.Listener) error {
 		return err
 	}
 	return nil
+}
+
+// httpScopes carries the scopes of the request's bearer token from the
+// HTTP guard into the tool calls (tools.WithScopes). A request without a
+// caller, which the guard never lets through, gets no scope at all.
+func httpScopes(ctx context.Context, r *http.Request) context.Context {
+	c, _ := httpauth.CallerFrom(r.Context())
+	return tools.WithScopes(ctx, c.Scopes)
 }
 
 // deniedLogger logs refused HTTP requests (never the token), at most one

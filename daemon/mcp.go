@@ -40,7 +40,8 @@ func (d *Daemon) buildMCP(cfg *Config) error {
 	}
 	h := server.NewStreamableHTTPServer(normal.MCP(),
 		server.WithHeartbeatInterval(30*time.Second),
-		server.WithSessionIdleTTL(30*time.Minute))
+		server.WithSessionIdleTTL(30*time.Minute),
+		server.WithHTTPContextFunc(httpScopes)) // the token's scopes, for every tool call (http.go)
 	d.mcp.mu.Lock()
 	d.mcp.normal, d.mcp.dry, d.mcp.http = normal, dry, h
 	d.mcp.mu.Unlock()

@@ -5,11 +5,14 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,8 +25,10 @@ const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pro
 // TestHTTPGuard: MCP over HTTP refuses a request without the token, with a
 // wrong token, for a foreign Host (DNS rebinding), from a foreign browser
 // Origin and with an oversized body, even when the right token comes with
-// it; a thousand bad tokens in a row are all refused and the daemon still
-// answers a good call at once; no token ever reaches a log line.
+// it; a thousand bad tokens from twenty addresses are refused (401, then
+// 429 once an address has failed ten times) and the daemon still answers a
+// good call from another address at once; no token ever reaches a log
+// line.
 func TestHTTPGuard(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, startBroker(t, cabinettest.Embedded))
@@ -67,18 +72,53 @@ func TestHTTPGuard(t *testing.T) {
 		}
 	}
 
+	// A thousand bad tokens from twenty addresses: each address gets 401
+	// for its first ten and 429 with Retry-After after them, even with the
+	// good token; a good token from another address still goes through at
+	// once.
+	const peers, each, limit = 20, 50, 10
 	start := time.Now()
-	for i := 0; i < 1000; i++ {
-		if resp := post(t, base+"/mcp", "", "Bearer "+bad(), "", []byte(initialize), false); resp.status != 401 {
-			t.Fatalf("bad token %d: status %d, want 401", i, resp.status)
-		}
+	var wg sync.WaitGroup
+	errs := make(chan string, peers)
+	for p := range peers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := clientFrom(fmt.Sprintf("127.0.0.%d", 10+p))
+			for i := range each {
+				resp, err := postFrom(c, base+"/mcp", "Bearer "+bad(), []byte(initialize))
+				want := 401
+				if i >= limit {
+					want = 429
+				}
+				switch {
+				case err != nil:
+					errs <- fmt.Sprintf("peer %d, bad token %d: %v", p, i, err)
+					return
+				case resp.status != want || (want == 429 && resp.retryAfter == ""):
+					errs <- fmt.Sprintf("peer %d, bad token %d: status %d (Retry-After %q), want %d", p, i, resp.status, resp.retryAfter, want)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 	took := time.Since(start)
 	good := post(t, base+"/mcp", "", "Bearer "+tok, "", []byte(initialize), false)
 	if good.status != 200 || !strings.Contains(good.body, "serverInfo") {
-		t.Fatalf("good call right after 1000 bad tokens: status %d %.300s", good.status, good.body)
+		t.Fatalf("good call from another address right after 1000 bad tokens: status %d %.300s", good.status, good.body)
 	}
-	t.Logf("1000 bad tokens refused in %v (%v each); the good call after them took %v", took.Round(time.Millisecond), (took / 1000).Round(time.Microsecond), good.took.Round(time.Microsecond))
+	if good.took > 2*time.Second {
+		t.Errorf("the good call after the storm took %v", good.took)
+	}
+	t.Logf("1000 bad tokens from %d addresses refused in %v (%v each); the good call after them took %v", peers, took.Round(time.Millisecond), (took / 1000).Round(time.Microsecond), good.took.Round(time.Microsecond))
+	if resp, err := postFrom(clientFrom("127.0.0.10"), base+"/mcp", "Bearer "+tok, []byte(initialize)); err != nil || resp.status != 429 {
+		t.Errorf("the good token from a throttled address: %v, %+v; want 429", err, resp)
+	}
 	if resp := get(t, base+"/healthz"); resp.status != 200 {
 		t.Errorf("GET /healthz without a token: %d, want 200", resp.status)
 	}
@@ -86,7 +126,7 @@ func TestHTTPGuard(t *testing.T) {
 	// Refusals are logged, but few (a flood must not flood the log), and
 	// no token, good or bad, appears in any log line.
 	if n := d.log.Count("MCP request refused"); n < 1 || n > 1+int(time.Since(start)/(10*time.Second))+1 {
-		t.Errorf("%d \"MCP request refused\" lines for 1007 refusals, want at least one and about one per 10 s", n)
+		t.Errorf("%d \"MCP request refused\" lines for 1008 refusals, want at least one and about one per 10 s", n)
 	}
 	hookLog, _ := os.ReadFile(filepath.Join(r.state, "cabinet.log"))
 	for name, log := range map[string]string{"daemon": r.logs.String(), "cabinet.log": string(hookLog)} {
@@ -160,9 +200,37 @@ func (r *rig) token() string {
 }
 
 type reply struct {
-	status int
-	body   string
-	took   time.Duration
+	status     int
+	body       string
+	took       time.Duration
+	retryAfter string
+}
+
+// clientFrom is an HTTP client whose connections come from the loopback
+// address ip (127.0.0.n), so one test can be many peers.
+func clientFrom(ip string) *http.Client {
+	d := &net.Dialer{Timeout: 5 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: d.DialContext}}
+}
+
+// postFrom is post through c; it returns errors (it runs off the test's
+// goroutine).
+func postFrom(c *http.Client, url, auth string, body []byte) (reply, error) {
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return reply{}, err
+	}
+	req.Header.Set("Authorization", auth)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	start := time.Now()
+	resp, err := c.Do(req)
+	if err != nil {
+		return reply{}, err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	return reply{status: resp.StatusCode, body: string(b), took: time.Since(start), retryAfter: resp.Header.Get("Retry-After")}, nil
 }
 
 var httpClient = &http.Client{Timeout: 10 * time.Second}

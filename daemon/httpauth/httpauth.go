@@ -1,99 +1,67 @@
-// Package httpauth guards Cabinet's MCP endpoint on the LAN: a bearer token
-// kept 0600 in the state dir and compared in constant time, a Host header
-// allow-list against DNS rebinding, refusal of browser Origins that are not
-// allowed, a cap on request bodies, and an unauthenticated GET /healthz.
+// Package httpauth guards Cabinet's MCP endpoint on the LAN: bearer tokens
+// (the default one kept 0600 in its own file in the state dir, named ones
+// as SHA-256 hashes in tokens.json beside it) compared in constant time,
+// each with its scopes, which it puts in the request's context; a Host
+// header allow-list against DNS rebinding; refusal of browser Origins that
+// are neither the server's own nor allowed; a throttle on failed
+// authentication per peer address; a cap on request bodies; and an
+// unauthenticated GET /healthz.
 package httpauth
 
 import (
-	"crypto/rand"
-	"crypto/subtle"
-	"encoding/base64"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// minTokenLen: shorter tokens are refused (a user may write the file).
-const minTokenLen = 32
-
-// NewToken writes a new random token (32 random bytes, base64url: 43
-// characters) to path with mode 0600 and returns it.
-func NewToken(path string) (string, error) {
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("new token: %w", err)
-	}
-	tok := base64.RawURLEncoding.EncodeToString(b[:])
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return "", fmt.Errorf("new token: %w", err)
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(tok+"\n"), 0o600); err != nil {
-		return "", fmt.Errorf("new token: %w", err)
-	}
-	os.Chmod(tmp, 0o600)
-	if err := os.Rename(tmp, path); err != nil {
-		return "", fmt.Errorf("new token: %w", err)
-	}
-	return tok, nil
-}
-
-// ErrNoToken means no token has been created yet.
-var ErrNoToken = errors.New("no MCP token yet: run `cabinet token new`")
-
-// ReadToken reads the token file.
-func ReadToken(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return "", ErrNoToken
-	}
-	if err != nil {
-		return "", fmt.Errorf("read token: %w", err)
-	}
-	tok := strings.TrimSpace(string(b))
-	if len(tok) < minTokenLen {
-		return "", fmt.Errorf("the token in %s is shorter than %d characters: run `cabinet token new`", path, minTokenLen)
-	}
-	return tok, nil
-}
-
-// EnsureToken returns the token, creating one the first time.
-func EnsureToken(path string) (string, error) {
-	tok, err := ReadToken(path)
-	if errors.Is(err, ErrNoToken) {
-		return NewToken(path)
-	}
-	return tok, err
-}
-
 // Options configure the guard.
 type Options struct {
-	TokenPath string
+	TokenPath string // the default token's file
+	// TokensPath is the named tokens' file (default TokensFile(TokenPath)).
+	TokensPath string
 	// AllowedHosts are extra Host header values (cabinet.mcp.allowed_hosts);
 	// loopback and the machine's own names and addresses are always allowed.
 	AllowedHosts []string
-	// AllowedOrigins are browser origins allowed to call (cabinet.mcp.allowed_origins).
+	// AllowedOrigins are browser origins allowed to call besides the
+	// server's own (cabinet.mcp.allowed_origins).
 	AllowedOrigins []string
 	MaxBody        int64 // default 1 MiB
+	// FailLimit failed authentications from one peer within FailWindow get
+	// it 429 until the window ends; at most MaxPeers are tracked. Zero
+	// values take the defaults.
+	FailLimit  int
+	FailWindow time.Duration
+	MaxPeers   int
+	// UseEvery bounds how often a token's last use is written (default a
+	// minute).
+	UseEvery time.Duration
+	// Now is the clock of the throttle and of last uses (nil: time.Now).
+	Now func() time.Time
 	// OnDenied is told about refusals (never the token) for logging.
 	OnDenied func(r *http.Request, status int, reason string)
+	// OnError is told when a token's last use cannot be recorded.
+	OnError func(err error)
 }
 
 // Guard wraps the MCP handler.
 type Guard struct {
-	opts   Options
-	hosts  map[string]bool
-	mu     sync.Mutex
-	tok    string
-	tokMod time.Time
-	denied atomic.Int64
+	opts     Options
+	hosts    map[string]bool
+	store    *Store
+	throttle *throttle
+	denied   atomic.Int64
+
+	mu    sync.Mutex
+	def   cached[string]
+	named cached[[]namedToken]
+	used  map[string]time.Time // token name → when its use was last written
+	inUse sync.WaitGroup       // use records being written
 }
 
 // New builds a guard. The machine's names and addresses are read once.
@@ -101,7 +69,29 @@ func New(opts Options) *Guard {
 	if opts.MaxBody <= 0 {
 		opts.MaxBody = 1 << 20
 	}
-	g := &Guard{opts: opts, hosts: map[string]bool{"localhost": true, "127.0.0.1": true, "::1": true}}
+	if opts.TokensPath == "" {
+		opts.TokensPath = TokensFile(opts.TokenPath)
+	}
+	if opts.FailLimit <= 0 {
+		opts.FailLimit = DefaultFailLimit
+	}
+	if opts.FailWindow <= 0 {
+		opts.FailWindow = DefaultFailWindow
+	}
+	if opts.MaxPeers <= 0 {
+		opts.MaxPeers = DefaultMaxPeers
+	}
+	if opts.UseEvery <= 0 {
+		opts.UseEvery = time.Minute
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	g := &Guard{opts: opts, hosts: map[string]bool{"localhost": true, "127.0.0.1": true, "::1": true},
+		store:    &Store{DefaultPath: opts.TokenPath, Path: opts.TokensPath, Now: opts.Now},
+		throttle: newThrottle(opts.FailLimit, opts.FailWindow, opts.MaxPeers),
+		def:      cached[string]{path: opts.TokenPath}, named: cached[[]namedToken]{path: opts.TokensPath},
+		used: map[string]time.Time{}}
 	if h, err := os.Hostname(); err == nil && h != "" {
 		h = strings.ToLower(h)
 		g.hosts[h], g.hosts[h+".local"] = true, true
@@ -122,27 +112,8 @@ func New(opts Options) *Guard {
 // Denied counts refused requests.
 func (g *Guard) Denied() int64 { return g.denied.Load() }
 
-// token returns the current token, re-read when the file changed (so
-// `cabinet token new` takes effect without a restart).
-func (g *Guard) token() string {
-	fi, err := os.Stat(g.opts.TokenPath)
-	if err != nil {
-		return ""
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if !fi.ModTime().Equal(g.tokMod) || g.tok == "" {
-		tok, err := ReadToken(g.opts.TokenPath)
-		if err != nil {
-			return ""
-		}
-		g.tok, g.tokMod = tok, fi.ModTime()
-	}
-	return g.tok
-}
-
 // Wrap returns a handler serving /healthz openly and mcp at /mcp behind the
-// checks.
+// checks. mcp finds the caller's token name and scopes with CallerFrom.
 func (g *Guard) Wrap(mcp http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -176,35 +147,74 @@ func (g *Guard) check(next http.Handler) http.Handler {
 		if h, _, err := net.SplitHostPort(host); err == nil {
 			host = h
 		}
-		host = strings.ToLower(strings.Trim(host, "[]"))
-		if !g.hosts[host] {
+		if !g.hostAllowed(host) {
 			g.deny(w, r, http.StatusMisdirectedRequest, "host not allowed: add it to cabinet.mcp.allowed_hosts")
 			return
 		}
-		if origin := r.Header.Get("Origin"); origin != "" && !g.originAllowed(origin) {
+		if origin := r.Header.Get("Origin"); origin != "" && !g.originAllowed(r, origin) {
 			g.deny(w, r, http.StatusForbidden, "origin not allowed: add it to cabinet.mcp.allowed_origins")
 			return
 		}
-		want := g.token()
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if want == "" || !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(want)) != 1 {
+		now := g.opts.Now()
+		if wait := g.throttle.wait(r.RemoteAddr, now); wait > 0 {
+			secs := int((wait + time.Second - 1) / time.Second)
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+			g.deny(w, r, http.StatusTooManyRequests, fmt.Sprintf("too many failed authentications from this address: try again in %d s", secs))
+			return
+		}
+		auth := r.Header.Get("Authorization")
+		got, isBearer := strings.CutPrefix(auth, "Bearer ")
+		if !isBearer {
+			got = ""
+		}
+		caller, hexSum, ok := g.authenticate(strings.TrimSpace(got))
+		if !ok {
+			if auth != "" { // a credential that is wrong, not a client asking how to authenticate
+				g.throttle.fail(r.RemoteAddr, now)
+			}
 			g.deny(w, r, http.StatusUnauthorized, "a valid bearer token is required (cabinet token show)")
 			return
 		}
+		g.throttle.forgive(r.RemoteAddr)
+		g.noteUse(caller.Name, hexSum, r.RemoteAddr, now)
 		if r.ContentLength > g.opts.MaxBody {
 			g.deny(w, r, http.StatusRequestEntityTooLarge, "request body too large")
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, g.opts.MaxBody)
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r.WithContext(WithCaller(r.Context(), caller)))
 	})
 }
 
-func (g *Guard) originAllowed(origin string) bool {
-	for _, o := range g.opts.AllowedOrigins {
-		if strings.EqualFold(strings.TrimSuffix(o, "/"), strings.TrimSuffix(origin, "/")) {
-			return true
+// noteUse records a token's use, at most once per UseEvery per token, in
+// the background (a write to the state dir must not delay the call).
+func (g *Guard) noteUse(name, hexSum, remote string, now time.Time) {
+	g.mu.Lock()
+	last, seen := g.used[name]
+	due := !seen || now.Sub(last) >= g.opts.UseEvery || now.Before(last)
+	if due {
+		if len(g.used) > 4*MaxTokens { // names of tokens long revoked
+			clear(g.used)
 		}
+		g.used[name] = now
+		g.inUse.Add(1)
 	}
-	return false
+	g.mu.Unlock()
+	if !due {
+		return
+	}
+	addr := remote
+	if h, _, err := net.SplitHostPort(remote); err == nil {
+		addr = h
+	}
+	go func() {
+		defer g.inUse.Done()
+		if err := g.store.recordUse(name, hexSum, now, addr); err != nil && g.opts.OnError != nil {
+			g.opts.OnError(fmt.Errorf("record the use of the token %s: %w", name, err))
+		}
+	}()
 }
+
+// Flush waits for the use records being written (tests; the daemon at
+// shutdown).
+func (g *Guard) Flush() { g.inUse.Wait() }

@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/batocera-cabinet/cabinet/daemon/library/install"
+	"github.com/batocera-cabinet/cabinet/daemon/library/romm"
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
 )
 
@@ -66,15 +67,48 @@ func installTool(in Installer, e ES, g *guard, cabinet string) (mcp.Tool, server
 			req("launched", boolean("The game was started.")),
 		)...))
 	h := func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		var a installArgs
-		if err := req.BindArguments(&a); err != nil {
-			return mcp.NewToolResultError(untrusted.Clean("invalid arguments: "+err.Error(), maxErrorRunes)), nil
-		}
 		return typed(func(ctx context.Context, a installArgs) (InstallResult, error) {
-			return installGame(ctx, in, e, g, cabinet, a, progressTo(ctx, req))
+			return installGame(ctx, in, e, g, cabinet, a, reportTo(ctx, req, a.ROMID))
 		})(ctx, req)
 	}
 	return t, h
+}
+
+// reportTo follows an install for the client: each phase as an info log
+// notification, the download as progress notifications when the client gave
+// a progress token.
+func reportTo(ctx context.Context, req mcp.CallToolRequest, romID int) func(install.Progress) {
+	progress := progressTo(ctx, req)
+	return func(p install.Progress) {
+		if p.Phase == "" {
+			if progress != nil {
+				progress(p)
+			}
+			return
+		}
+		if msg := phaseText(p, romID); msg != "" {
+			logTo(ctx, mcp.LoggingLevelInfo, loggerInstall, msg)
+		}
+	}
+}
+
+// phaseText is the log line of a phase beginning.
+func phaseText(p install.Progress, romID int) string {
+	name := untrusted.Clean(p.Name, 100)
+	file := untrusted.Clean(p.File, 200)
+	switch p.Phase {
+	case install.PhaseRead:
+		return fmt.Sprintf("Reading ROM %d from RomM.", romID)
+	case install.PhaseDownload:
+		return fmt.Sprintf("Downloading %s from RomM (file %d of %d; %s of %s done).", file, p.Index, p.Files, sizeText(p.Done), sizeText(p.Total))
+	case install.PhaseVerify:
+		return fmt.Sprintf("Verifying %s against RomM's hashes (file %d of %d).", file, p.Index, p.Files)
+	case install.PhaseMove:
+		return fmt.Sprintf("Moving %s into place (%d file(s), %s).", name, p.Files, sizeText(p.Total))
+	case install.PhaseList:
+		return fmt.Sprintf("Having EmulationStation list %s with RomM's metadata and cover.", name)
+	}
+	return ""
 }
 
 // progressTo sends MCP progress notifications when the client gave a progress token.
@@ -123,8 +157,13 @@ func installGame(ctx context.Context, in Installer, e ES, g *guard, cabinet stri
 	if res.Outcome == outcomeUnchanged {
 		detail = name + " is installed already."
 	}
+	logTo(ctx, mcp.LoggingLevelInfo, loggerInstall, detail)
 	if !res.Verified {
 		detail += " Not verified: " + untrusted.Clean(res.VerifyNote, 300)
+		logTo(ctx, mcp.LoggingLevelWarning, loggerInstall, name+" is not verified: "+res.VerifyNote)
+	}
+	for _, w := range res.Warnings {
+		logTo(ctx, mcp.LoggingLevelWarning, loggerInstall, w)
 	}
 	out := InstallResult{ActionResult: actionResult(cabinet, res.Outcome, detail, res.Sent, res.Warnings),
 		System: res.System, GameID: res.GameID, Path: res.Path, Files: res.Files, Bytes: res.Bytes,
@@ -138,7 +177,9 @@ func installGame(ctx context.Context, in Installer, e ES, g *guard, cabinet stri
 	}
 	launched, err := launchGame(ctx, e, g, cabinet, launchArgs{System: res.System, GameID: res.GameID})
 	if err != nil {
-		out.Warnings = append(out.Warnings, "The install stands, but the launch was refused: "+untrusted.Clean(errText(err), 300))
+		w := "The install stands, but the launch was refused: " + untrusted.Clean(errText(err), 300)
+		logTo(ctx, mcp.LoggingLevelWarning, loggerInstall, w)
+		out.Warnings = append(out.Warnings, w)
 		return out, nil
 	}
 	out.Launched = true
@@ -156,12 +197,18 @@ func errText(err error) string {
 	return err.Error()
 }
 
-// installFailure turns an install error into a refusal: the installer's errors say what to do.
+// installFailure turns an install error into a refusal: the installer's
+// errors say what to do. It logs as an error, but for what the caller can
+// change (another install runs, RomM has no such ROM, not Cabinet's game).
 func installFailure(err error) error {
 	if errors.Is(err, context.Canceled) {
 		return err
 	}
-	return refuse("%s", untrusted.Clean(err.Error(), maxErrorRunes))
+	level := mcp.LoggingLevelError
+	if errors.Is(err, install.ErrBusy) || errors.Is(err, install.ErrNotInstalled) || errors.Is(err, romm.ErrNotFound) {
+		level = mcp.LoggingLevelWarning
+	}
+	return failedAt(loggerInstall, level, "%s", untrusted.Clean(err.Error(), maxErrorRunes))
 }
 
 func sizeText(n int64) string {

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/batocera-cabinet/cabinet/daemon/library/platforms"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romm"
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
@@ -49,17 +51,18 @@ type Library struct {
 	Installer Installer
 }
 
-// rommFailure turns a RomM error into a refusal that says what to do.
+// rommFailure turns a RomM error into a refusal that says what to do,
+// logged as RomM's error (a warning for an item RomM does not have).
 func rommFailure(what string, err error) error {
 	switch {
 	case errors.Is(err, context.Canceled):
 		return err
 	case errors.Is(err, context.DeadlineExceeded):
-		return refuse("Could not %s: RomM did not answer in time; it may be busy (scanning). Retry in a moment.", what)
+		return failedAt(loggerRomM, mcp.LoggingLevelError, "Could not %s: RomM did not answer in time; it may be busy (scanning). Retry in a moment.", what)
 	case errors.Is(err, romm.ErrNotFound):
-		return refuse("Could not %s: RomM has no such item.", what)
+		return failedAt(loggerRomM, mcp.LoggingLevelWarning, "Could not %s: RomM has no such item.", what)
 	}
-	return refuse("Could not %s: %s", what, untrusted.Clean(err.Error(), maxErrorRunes))
+	return failedAt(loggerRomM, mcp.LoggingLevelError, "Could not %s: %s", what, untrusted.Clean(err.Error(), maxErrorRunes))
 }
 
 // platformView is RomM's platforms with their Batocera folders, as this

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -28,7 +29,10 @@ func TestMCPCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", server.NewStreamableHTTPServer(r.srv.MCP()))
+	// Over HTTP a call needs its token's scopes in the context (a call
+	// with headers and none is refused); this client holds every scope.
+	mux.Handle("/mcp", server.NewStreamableHTTPServer(r.srv.MCP(), server.WithHTTPContextFunc(
+		func(ctx context.Context, _ *http.Request) context.Context { return WithScopes(ctx, Scopes) })))
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go hs.Serve(ln)
 	t.Cleanup(func() { hs.Close() })

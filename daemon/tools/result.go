@@ -67,14 +67,38 @@ func (r ActionResult) text() string {
 }
 
 // refusal is a failure the caller can do something about: it becomes an MCP
-// tool error (isError) whose text says what to do. Any other error a handler
-// returns is a bug and becomes a protocol error.
-type refusal struct{ msg string }
+// tool error (isError) whose text says what to do, and a log notification
+// (logging.go). Any other error a handler returns is a bug and becomes a
+// protocol error.
+type refusal struct {
+	msg    string
+	level  mcp.LoggingLevel // of the log notification; "" is a warning
+	logger string           // "" is loggerCabinet
+}
 
 func (r *refusal) Error() string { return r.msg }
 
+// refuse is a refused action: it logs a warning.
 func refuse(format string, args ...any) error {
 	return &refusal{msg: fmt.Sprintf(format, args...)}
+}
+
+// failedAt is a refusal because another server failed (RomM, ROMarr, the
+// installer's I/O): it logs under that server's logger at level.
+func failedAt(logger string, level mcp.LoggingLevel, format string, args ...any) error {
+	return &refusal{msg: fmt.Sprintf(format, args...), level: level, logger: logger}
+}
+
+// logRefusal sends a refusal's log notification: the tool and its text.
+func logRefusal(ctx context.Context, tool string, rf *refusal) {
+	level, logger := rf.level, rf.logger
+	if level == "" {
+		level = mcp.LoggingLevelWarning
+	}
+	if logger == "" {
+		logger = loggerCabinet
+	}
+	logTo(ctx, level, logger, tool+" refused: "+rf.msg)
 }
 
 // maxErrorRunes caps an error text; it may quote server messages.
@@ -93,12 +117,13 @@ func typed[A any, R texter](h func(ctx context.Context, a A) (R, error)) server.
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var a A
 		if err := req.BindArguments(&a); err != nil {
-			return mcp.NewToolResultError(untrusted.Clean("invalid arguments: "+err.Error(), maxErrorRunes)), nil
+			return invalidArguments(ctx, req.Params.Name, err), nil
 		}
 		r, err := h(ctx, a)
 		if err != nil {
 			var rf *refusal
 			if errors.As(err, &rf) {
+				logRefusal(ctx, req.Params.Name, rf)
 				return mcp.NewToolResultError(untrusted.Clean(rf.msg, maxErrorRunes)), nil
 			}
 			return nil, fmt.Errorf("%s: %w", req.Params.Name, err)
@@ -109,6 +134,14 @@ func typed[A any, R texter](h func(ctx context.Context, a A) (R, error)) server.
 		}
 		return res, nil
 	}
+}
+
+// invalidArguments is the tool error of arguments that do not bind, logged
+// as a refusal.
+func invalidArguments(ctx context.Context, tool string, err error) *mcp.CallToolResult {
+	rf := &refusal{msg: "invalid arguments: " + err.Error()}
+	logRefusal(ctx, tool, rf)
+	return mcp.NewToolResultError(untrusted.Clean(rf.msg, maxErrorRunes))
 }
 
 // none is the argument type of tools without arguments.

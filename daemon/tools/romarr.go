@@ -24,17 +24,18 @@ type ROMarr interface {
 	Search(ctx context.Context, query string, limit int) ([]romarr.LibraryItem, error)
 }
 
-// romarrFailure turns a ROMarr error into a refusal that says what to do.
+// romarrFailure turns a ROMarr error into a refusal that says what to do,
+// logged as ROMarr's error.
 func romarrFailure(what string, err error) error {
 	switch {
 	case errors.Is(err, context.Canceled):
 		return err
 	case errors.Is(err, context.DeadlineExceeded):
-		return refuse("Could not %s: ROMarr did not answer in time; it may be busy. Retry in a moment.", what)
+		return failedAt(loggerROMarr, mcp.LoggingLevelError, "Could not %s: ROMarr did not answer in time; it may be busy. Retry in a moment.", what)
 	}
 	// The client's errors say what to do already (the key, the URL) and
 	// never carry the API key.
-	return refuse("Could not %s: %s", what, untrusted.Clean(err.Error(), maxErrorRunes))
+	return failedAt(loggerROMarr, mcp.LoggingLevelError, "Could not %s: %s", what, untrusted.Clean(err.Error(), maxErrorRunes))
 }
 
 // dateText renders a time for a result; "" for the zero time.

@@ -129,11 +129,13 @@ func New(deps Deps, opts Options) (*Server, error) {
 	set := buildToolset(w)
 	srvOpts := []server.ServerOption{
 		server.WithToolCapabilities(false),
+		server.WithLogging(), // notifications/message (logging.go)
 		server.WithRecovery(),
 		server.WithInputSchemaValidation(),
 		server.WithOutputSchemaValidation(),
 		server.WithInstructions(instructions(opts)),
 		server.WithToolFilter(set.filter(opts.ReadOnly)),
+		server.WithToolHandlerMiddleware(scopeCheck), // token scopes over HTTP (scopes.go)
 	}
 	version := deps.Version
 	if version == "" {

@@ -44,7 +44,10 @@ type MCPReport struct {
 		IsError bool `json:"isError"`
 		// Progress are the notifications/progress received (with --progress).
 		Progress []map[string]any `json:"progress"`
-		Result   struct {
+		// Logs are the params of the notifications/message received (the
+		// client sets the level with --log-level).
+		Logs   []map[string]any `json:"logs"`
+		Result struct {
 			Content           []map[string]any `json:"content"`
 			StructuredContent map[string]any   `json:"structuredContent"`
 		} `json:"result"`

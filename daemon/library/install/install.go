@@ -122,10 +122,23 @@ type Result struct {
 	Warnings []string
 }
 
-// Progress is reported while the files download.
+// Phases of an install, in order; Progress.Phase names the one beginning.
+const (
+	PhaseRead     = "read"     // reading the ROM from RomM
+	PhaseDownload = "download" // downloading File, the Index-th of Files
+	PhaseVerify   = "verify"   // checking File against RomM's hashes
+	PhaseMove     = "move"     // moving the files into the system folder at once
+	PhaseList     = "list"     // having ES list the game, with RomM's metadata and cover
+)
+
+// Progress is reported when a phase begins (Phase set) and as the files download (Phase empty).
+// Done and Total always count the bytes of the game's files.
 type Progress struct {
-	Name        string
-	Done, Total int64
+	Phase        string
+	Name         string // the game; "" before RomM answered
+	File         string // the file of a download or verify phase
+	Index, Files int    // which file (from 1), of how many
+	Done, Total  int64
 }
 
 // Errors an install answers that callers tell apart.
@@ -191,6 +204,12 @@ func (in *Installer) Install(ctx context.Context, r Request, progress func(Progr
 	if done, ok, err := in.already(ctx, r); ok || err != nil {
 		return done, err
 	}
+	report := func(p Progress) {
+		if progress != nil {
+			progress(p)
+		}
+	}
+	report(Progress{Phase: PhaseRead})
 	rom, err := in.RomM.ROM(ctx, r.ROMID)
 	if err != nil {
 		return Result{}, fmt.Errorf("read ROM %d from RomM: %w", r.ROMID, err)
@@ -227,15 +246,20 @@ func (in *Installer) Install(ctx context.Context, r Request, progress func(Progr
 	var written []outbox.InstalledFile
 	tp := in.toaster(ctx, rom.Name, plan.bytes, progress)
 	var before int64
-	for _, pf := range plan.files {
+	phase := func(ph string, i int, file string) { // i: the file's index, -1 for none
+		report(Progress{Phase: ph, Name: rom.Name, File: file, Index: i + 1, Files: len(plan.files), Done: before, Total: plan.bytes})
+	}
+	for i, pf := range plan.files {
 		part, err := st.PartPath(pf.rel)
 		if err != nil {
 			return Result{}, err
 		}
+		phase(PhaseDownload, i, pf.file.Name)
 		if err := in.download(ctx, rom.ID, pf.file, part, func(done int64) { tp(before + done) }); err != nil {
 			return Result{}, err
 		}
 		before += pf.file.SizeBytes
+		phase(PhaseVerify, i, pf.file.Name)
 		ok, note, err := verify(ctx, part, pf.file, plan.folder != "")
 		if err != nil {
 			return Result{}, err
@@ -250,6 +274,7 @@ func (in *Installer) Install(ctx context.Context, r Request, progress func(Progr
 		}
 		written = append(written, outbox.InstalledFile{Path: path.Join(cabinetDir, pf.final), Size: size, SHA1: sum})
 	}
+	phase(PhaseMove, -1, "")
 	c := stage.Commit{Files: plan.rels(), Folder: plan.folder}
 	if plan.playlist != nil {
 		c.Playlist = plan.playlist
@@ -281,6 +306,7 @@ func (in *Installer) Install(ctx context.Context, r Request, progress func(Progr
 		return Result{}, fmt.Errorf("%s is on the cabinet, but its install record could not be saved (uninstall will not know it): %w", rom.Name, err)
 	}
 	in.show(ctx, fmt.Sprintf("Installed %s", untrusted.Clean(rom.Name, 80)))
+	phase(PhaseList, -1, "")
 	listed, sent, warn, err := in.finishES(ctx, &rec, rom)
 	res.Sent = append(res.Sent, sent...)
 	res.Warnings = append(res.Warnings, warn...)

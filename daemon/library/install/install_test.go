@@ -3,6 +3,7 @@ package install
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,7 +162,12 @@ func TestInstallZipVerifiedByContents(t *testing.T) {
 
 func TestInstallMultiDiscGetsAPlaylist(t *testing.T) {
 	r := newRig(t)
-	res, err := r.in.Install(context.Background(), Request{ROMID: fakeromm.ROMEchoChamber}, nil)
+	var phases []string
+	res, err := r.in.Install(context.Background(), Request{ROMID: fakeromm.ROMEchoChamber}, func(p Progress) {
+		if p.Phase != "" {
+			phases = append(phases, fmt.Sprintf("%s %d/%d %s %d/%d", p.Phase, p.Index, p.Files, p.File, p.Done, p.Total))
+		}
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,6 +175,7 @@ func TestInstallMultiDiscGetsAPlaylist(t *testing.T) {
 	if res.Path != want || res.Files != 4 || !res.Verified || !res.Listed {
 		t.Fatalf("%+v", res)
 	}
+	checkPhases(t, phases, res)
 	m3u, err := os.ReadFile(r.cab.Path(want))
 	if err != nil {
 		t.Fatal(err)
@@ -282,5 +289,25 @@ func TestUninstallRefusesOthersAndKeepsChanges(t *testing.T) {
 	}
 	if _, err := os.Stat(changed); err != nil {
 		t.Errorf("the changed file was removed: %v", err)
+	}
+}
+
+// checkPhases checks the phases a 4-file install reported: read, download and verify of each
+// file in turn with the bytes so far, move and list with all of them.
+func checkPhases(t *testing.T, phases []string, res Result) {
+	t.Helper()
+	if len(phases) != 1+2*res.Files+2 || phases[0] != "read 0/0  0/0" {
+		t.Fatalf("phases %q", phases)
+	}
+	all := fmt.Sprintf("%d/%d", res.Bytes, res.Bytes)
+	for i := 1; i <= res.Files; i++ {
+		dl, vf := phases[2*i-1], phases[2*i]
+		if !strings.HasPrefix(dl, fmt.Sprintf("download %d/%d Echo Chamber", i, res.Files)) ||
+			!strings.HasPrefix(vf, fmt.Sprintf("verify %d/%d Echo Chamber", i, res.Files)) {
+			t.Errorf("file %d: phases %q, %q", i, dl, vf)
+		}
+	}
+	if last := phases[len(phases)-2:]; last[0] != "move 0/4  "+all || last[1] != "list 0/4  "+all {
+		t.Errorf("last phases %q, want move and list with %s bytes", last, all)
 	}
 }

@@ -1,0 +1,107 @@
+package daemon
+
+import (
+	"context"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/batocera-cabinet/cabinet/daemon/httpauth"
+	"github.com/batocera-cabinet/cabinet/hook/socket"
+)
+
+// mcpSession starts and initializes an MCP client on tr.
+func mcpSession(t *testing.T, tr transport.Interface) *client.Client {
+	t.Helper()
+	c := client.NewClient(tr)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func httpSession(t *testing.T, url, token string) *client.Client {
+	t.Helper()
+	tr, err := transport.NewStreamableHTTP(url, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mcpSession(t, tr)
+}
+
+// lacksScope calls a tool and reports whether it was refused for the
+// scope (a tool error, not a transport error).
+func lacksScope(t *testing.T, c *client.Client, tool, scope string) bool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: tool}})
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	var text []string
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			text = append(text, tc.Text)
+		}
+	}
+	return res.IsError && strings.Contains(strings.Join(text, " "), "this token lacks the scope "+scope+":")
+}
+
+// TestHTTPTokenScopes: the daemon's MCP over HTTP hands each call the
+// scopes of the request's token: a named token with read only may read
+// but not pause; the default token (read play library) may pause; the
+// daemon's socket (cabinet call, cabinet mcp) has every scope; a revoked
+// token is refused at its next request.
+func TestHTTPTokenScopes(t *testing.T) {
+	r := newRig(t, nil, nil)
+	url := "http://" + r.d.HTTPAddr() + "/mcp"
+	st := httpauth.NewStore(r.cfg.Layout.Token())
+	kid, _, err := st.Create("kid", []string{httpauth.ScopeRead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, err := httpauth.ReadToken(r.cfg.Layout.Token())
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	k := httpSession(t, url, kid)
+	if lacksScope(t, k, "batocera_get_status", "read") {
+		t.Error("a read token may not read")
+	}
+	if !lacksScope(t, k, "batocera_pause_game", "play") {
+		t.Error("a read token paused the game")
+	}
+	if lacksScope(t, httpSession(t, url, def), "batocera_pause_game", "play") {
+		t.Error("the default token may not pause")
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	conn, err := socket.DialMCP(ctx, r.cfg.Layout.Socket(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if lacksScope(t, mcpSession(t, transport.NewIO(conn, conn, io.NopCloser(strings.NewReader("")))), "batocera_pause_game", "play") {
+		t.Error("the socket session may not pause")
+	}
+
+	if err := st.Revoke("kid"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "batocera_get_status"}}); err == nil {
+		t.Error("a revoked token still calls")
+	}
+}
