@@ -110,13 +110,24 @@ func (h history) Sessions(ctx context.Context, q tools.HistoryQuery) ([]tools.Se
 type StoreHistory struct{ Path string }
 
 // Sessions implements tools.History.
-func (h StoreHistory) Sessions(ctx context.Context, q tools.HistoryQuery) ([]tools.Session, error) {
-	store, err := outbox.Open(h.Path, outbox.Options{LockTimeout: time.Second})
+func (h StoreHistory) Sessions(ctx context.Context, q tools.HistoryQuery) (out []tools.Session, err error) {
+	err = withStore(h.Path, time.Second, "read play history", func(st *outbox.Store) error {
+		out, err = history{st}.Sessions(ctx, q)
+		return err
+	})
+	return out, err
+}
+
+// withStore opens the store at path for one call of a command running
+// without the daemon, waiting at most wait for a hook that holds it, and
+// closes it again at once (a hook may need it next).
+func withStore(path string, wait time.Duration, what string, fn func(*outbox.Store) error) error {
+	store, err := outbox.Open(path, outbox.Options{LockTimeout: wait})
 	if err != nil {
-		return nil, fmt.Errorf("read play history: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	defer store.Close()
-	return history{store}.Sessions(ctx, q)
+	return fn(store)
 }
 
 // StoreInstalls keeps the install records without the daemon: it opens the
@@ -124,12 +135,7 @@ func (h StoreHistory) Sessions(ctx context.Context, q tools.HistoryQuery) ([]too
 type StoreInstalls struct{ Path string }
 
 func (s StoreInstalls) with(fn func(*outbox.Store) error) error {
-	store, err := outbox.Open(s.Path, outbox.Options{LockTimeout: 5 * time.Second})
-	if err != nil {
-		return fmt.Errorf("open the store for the install records: %w", err)
-	}
-	defer store.Close()
-	return fn(store)
+	return withStore(s.Path, 5*time.Second, "open the store for the install records", fn)
 }
 
 // PutInstall implements install.Records.

@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 	"time"
 
@@ -172,12 +171,7 @@ func (d *Daemon) PendingRequests() int {
 type StoreRequests struct{ Path string }
 
 func (s StoreRequests) with(fn func(*outbox.Store) error) error {
-	store, err := outbox.Open(s.Path, outbox.Options{LockTimeout: 5 * time.Second})
-	if err != nil {
-		return fmt.Errorf("open the store for the library requests: %w", err)
-	}
-	defer store.Close()
-	return fn(store)
+	return withStore(s.Path, 5*time.Second, "open the store for the library requests", fn)
 }
 
 // PutRequest implements tools.RequestStore.

@@ -101,6 +101,16 @@ func launch(system, part string) func(context.Context, *Cabinet) error {
 	}
 }
 
+// WaitRunning waits (10 s at most) until ES runs a game: a launch started
+// some other way than a Step (a tool call, an install's launch).
+func (c *Cabinet) WaitRunning(ctx context.Context) error {
+	return waitUntil(ctx, "the game to start", func() bool { _, ok := c.ES.Running(); return ok })
+}
+
+// EndGame ends the running game as its emulator exiting does, and waits
+// until ES has seen it end.
+func EndGame(ctx context.Context, c *Cabinet) error { return endGame(ctx, c) }
+
 func endGame(ctx context.Context, c *Cabinet) error {
 	c.ES.EndGame(0)
 	return waitUntil(ctx, "the game to end", func() bool { _, ok := c.ES.Running(); return !ok && !c.ES.Launching() })

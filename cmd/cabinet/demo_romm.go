@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os/exec"
@@ -81,30 +80,9 @@ func demoInstall(exe string, environ []string, out io.Writer, scale float64) []s
 				return fmt.Errorf("%s: %v\n%s", call, err, b)
 			}
 			fmt.Fprintf(out, "           %s\n", res.Detail)
-			return waitRunning(ctx, cab)
+			return cab.WaitRunning(ctx)
 		}, Wait: d(8)},
-		{Say: "quitting it", Do: func(ctx context.Context, cab *simulator.Cabinet) error {
-			cab.ES.EndGame(0)
-			return nil
-		}, Wait: d(3)},
-	}
-}
-
-// waitRunning waits (10 s at most) until ES runs a game.
-func waitRunning(ctx context.Context, cab *simulator.Cabinet) error {
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, ok := cab.ES.Running(); ok {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return errors.New("the installed game did not start")
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
+		{Say: "quitting it", Do: simulator.EndGame, Wait: d(3)},
 	}
 }
 

@@ -49,6 +49,24 @@ func simCabinet(t *testing.T, opts simulator.Options) (*simulator.Cabinet, strin
 	return cab, conf
 }
 
+// installCabinet is a simulated cabinet with its fake RomM, ES started, and
+// cabinet.library.allow_install on: the library install tests' cabinet. It
+// returns the cabinet and the environment of commands run against it.
+func installCabinet(t *testing.T) (*simulator.Cabinet, []string) {
+	t.Helper()
+	cab, err := simulator.Start(simulator.Options{RomM: true})
+	if err != nil {
+		t.Fatalf("start the simulator: %v", err)
+	}
+	t.Cleanup(func() { cab.Close() })
+	cab.ES.Start()
+	conf, err := cab.WriteConfig(t.TempDir(), "cabinet.library.allow_install=1")
+	if err != nil {
+		t.Fatalf("write the simulator's config: %v", err)
+	}
+	return cab, configEnv(conf)
+}
+
 // configEnv is the environment of a command run against conf: this
 // process's, without the CABINET_* and MCPCHECK_TOKEN variables that would
 // change what the test sees.

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/batocera-cabinet/cabinet/simulator"
 	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 )
 
@@ -17,17 +16,7 @@ func TestMCPCheckInstall(t *testing.T) {
 	t.Parallel()
 	cabinettest.Long(t, "the daemon and four runs of the Node SDK client")
 	check := cabinettest.NewMCPCheck(t)
-	cab, err := simulator.Start(simulator.Options{RomM: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cab.Close() })
-	cab.ES.Start()
-	conf, err := cab.WriteConfig(t.TempDir(), "cabinet.library.allow_install=1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := configEnv(conf)
+	_, env := installCabinet(t)
 	url, token, _, stop := startServe(t, env)
 	defer stop()
 	target := []string{"--url", url, "--token", token}

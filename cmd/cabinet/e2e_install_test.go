@@ -4,25 +4,13 @@ import (
 	"os"
 	"strings"
 	"testing"
-
-	"github.com/batocera-cabinet/cabinet/simulator"
 )
 
 // TestCallInstallWithoutDaemon: with no daemon running, `cabinet call library_install` installs
 // in-process (the store opened for the records), finishes the ES side itself, and
 // library_uninstall takes it off again.
 func TestCallInstallWithoutDaemon(t *testing.T) {
-	cab, err := simulator.Start(simulator.Options{RomM: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cab.Close() })
-	cab.ES.Start()
-	conf, err := cab.WriteConfig(t.TempDir(), "cabinet.library.allow_install=1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := configEnv(conf)
+	cab, env := installCabinet(t)
 	code, out, errOut := runBinary(t, env, "call", "library_install", "rom_id=3")
 	if code != 0 || !strings.Contains(out, `"listed": true`) || !strings.Contains(out, `"verified": true`) {
 		t.Fatalf("library_install: exit %d\n%s\n%s", code, out, errOut)

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/batocera-cabinet/cabinet/simulator"
 	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeromm"
 )
@@ -22,17 +21,7 @@ func TestMCPCheckLogging(t *testing.T) {
 	t.Parallel()
 	cabinettest.Long(t, "the daemon and six runs of the Node SDK client")
 	check := cabinettest.NewMCPCheck(t)
-	cab, err := simulator.Start(simulator.Options{RomM: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cab.Close() })
-	cab.ES.Start()
-	conf, err := cab.WriteConfig(t.TempDir(), "cabinet.library.allow_install=1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := configEnv(conf)
+	cab, env := installCabinet(t)
 	const unknown = 9999 // not in the fake RomM
 
 	// install calls library_install at level and returns the lines, as

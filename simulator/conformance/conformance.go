@@ -5,26 +5,25 @@
 package conformance
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/batocera-cabinet/cabinet/simulator/binarytest"
+	"github.com/batocera-cabinet/cabinet/simulator/npmpeer"
 	"github.com/batocera-cabinet/cabinet/simulator/peertest"
 )
 
 // PinnedVersion is the suite version .ci/conformance pins: the newest that
 // runs on Node 20 (0.1.14 and later need Node 22).
 const PinnedVersion = "0.1.13"
+
+var pinned = npmpeer.Package{Name: "conformance", CIDir: "conformance", Bin: "conformance", Version: PinnedVersion,
+	HomeEnv: "CONFORMANCE_HOME", CacheName: "cabinet-conformance", MinNode: 20}
 
 var (
 	installOnce sync.Once
@@ -39,85 +38,9 @@ var (
 // peertest.RequirePeer (a failure under CABINET_REQUIRE_PEERS=1).
 func Require(t testing.TB) string {
 	t.Helper()
-	installOnce.Do(func() { installPath, installErr = install() })
+	installOnce.Do(func() { installPath, installErr = pinned.Install() })
 	peertest.RequirePeer(t, installErr)
 	return installPath
-}
-
-func cacheDir() string {
-	if d := os.Getenv("CONFORMANCE_HOME"); d != "" {
-		return d
-	}
-	base := os.Getenv("XDG_CACHE_HOME")
-	if base == "" {
-		base = filepath.Join(os.Getenv("HOME"), ".cache")
-	}
-	return filepath.Join(base, "cabinet-conformance")
-}
-
-func install() (string, error) {
-	if _, err := exec.LookPath("node"); err != nil {
-		return "", fmt.Errorf("conformance: node is not installed (the suite is a Node program): %w", err)
-	}
-	root, err := binarytest.ModuleRoot()
-	if err != nil {
-		return "", fmt.Errorf("conformance: find .ci/conformance: %w", err)
-	}
-	src := filepath.Join(root, ".ci", "conformance")
-	lock, err := os.ReadFile(filepath.Join(src, "package-lock.json"))
-	if err != nil {
-		return "", fmt.Errorf("conformance: the pinned lock file is missing: %w", err)
-	}
-	cache := cacheDir()
-	bin := filepath.Join(cache, "node_modules", ".bin", "conformance")
-	if installed(cache, bin, lock) {
-		return bin, nil
-	}
-	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return "", fmt.Errorf("conformance: create %s: %w", cache, err)
-	}
-	lf, err := os.OpenFile(filepath.Join(cache, ".install.lock"), os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return "", fmt.Errorf("conformance: lock %s: %w", cache, err)
-	}
-	defer lf.Close()
-	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX); err != nil {
-		return "", fmt.Errorf("conformance: lock %s: %w", cache, err)
-	}
-	if installed(cache, bin, lock) {
-		return bin, nil
-	}
-	for _, f := range []string{"package.json", "package-lock.json"} {
-		b, err := os.ReadFile(filepath.Join(src, f))
-		if err != nil {
-			return "", fmt.Errorf("conformance: read %s: %w", f, err)
-		}
-		if err := os.WriteFile(filepath.Join(cache, f), b, 0o644); err != nil {
-			return "", fmt.Errorf("conformance: write %s: %w", f, err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
-	cmd.Dir = cache
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("conformance: `npm ci` in %s failed (is the npm registry reachable?): %v\n%s", cache, err, out)
-	}
-	if !installed(cache, bin, lock) {
-		return "", fmt.Errorf("conformance: npm ci ran, but %s does not report %s", bin, PinnedVersion)
-	}
-	return bin, nil
-}
-
-// installed: the cache holds this lock file's install and the command
-// reports the pinned version.
-func installed(cache, bin string, lock []byte) bool {
-	have, err := os.ReadFile(filepath.Join(cache, "package-lock.json"))
-	if err != nil || !bytes.Equal(have, lock) {
-		return false
-	}
-	out, err := exec.Command(bin, "--version").Output()
-	return err == nil && strings.TrimSpace(string(out)) == PinnedVersion
 }
 
 // Check is one check of a scenario's result.

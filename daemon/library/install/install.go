@@ -19,7 +19,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -199,7 +198,7 @@ func (in *Installer) Install(ctx context.Context, r Request, progress func(Progr
 	}
 	defer unlock()
 	if r.ROMID <= 0 {
-		return Result{}, fmt.Errorf("rom_id must be a RomM ROM id (a positive number), got %d", r.ROMID)
+		return Result{}, errROMID(r.ROMID)
 	}
 	if done, ok, err := in.already(ctx, r); ok || err != nil {
 		return done, err
@@ -210,15 +209,7 @@ func (in *Installer) Install(ctx context.Context, r Request, progress func(Progr
 		}
 	}
 	report(Progress{Phase: PhaseRead})
-	rom, err := in.RomM.ROM(ctx, r.ROMID)
-	if err != nil {
-		return Result{}, fmt.Errorf("read ROM %d from RomM: %w", r.ROMID, err)
-	}
-	system, err := in.pickSystem(ctx, rom, r.System)
-	if err != nil {
-		return Result{}, err
-	}
-	plan, err := planFiles(rom)
+	rom, system, plan, err := in.prepare(ctx, r)
 	if err != nil {
 		return Result{}, err
 	}
@@ -450,30 +441,34 @@ func stageMeta(url string, rom romm.ROM) []byte {
 	return []byte(fmt.Sprintf("{\"rom_id\":%d,\"name\":%q,\"romm\":%q}\n", rom.ID, untrusted.Clean(rom.Name, 200), url))
 }
 
-// sortedSystems lists names for messages.
-func sortedSystems(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
+// prepare reads the ROM from RomM and decides where it goes and what is written: what Install
+// does before writing anything, and all that Plan does.
+func (in *Installer) prepare(ctx context.Context, r Request) (romm.ROM, string, plan, error) {
+	rom, err := in.RomM.ROM(ctx, r.ROMID)
+	if err != nil {
+		return romm.ROM{}, "", plan{}, fmt.Errorf("read ROM %d from RomM: %w", r.ROMID, err)
 	}
-	sort.Strings(out)
-	return out
+	system, err := in.pickSystem(ctx, rom, r.System)
+	if err != nil {
+		return romm.ROM{}, "", plan{}, err
+	}
+	p, err := planFiles(rom)
+	if err != nil {
+		return romm.ROM{}, "", plan{}, err
+	}
+	return rom, system, p, nil
+}
+
+func errROMID(id int) error {
+	return fmt.Errorf("rom_id must be a RomM ROM id (a positive number), got %d", id)
 }
 
 // Plan says what Install would do, writing nothing and downloading nothing (a dry run).
 func (in *Installer) Plan(ctx context.Context, r Request) (Result, error) {
 	if r.ROMID <= 0 {
-		return Result{}, fmt.Errorf("rom_id must be a RomM ROM id (a positive number), got %d", r.ROMID)
+		return Result{}, errROMID(r.ROMID)
 	}
-	rom, err := in.RomM.ROM(ctx, r.ROMID)
-	if err != nil {
-		return Result{}, fmt.Errorf("read ROM %d from RomM: %w", r.ROMID, err)
-	}
-	system, err := in.pickSystem(ctx, rom, r.System)
-	if err != nil {
-		return Result{}, err
-	}
-	p, err := planFiles(rom)
+	rom, system, p, err := in.prepare(ctx, r)
 	if err != nil {
 		return Result{}, err
 	}
