@@ -205,15 +205,11 @@ func (o *Observer) Retained() map[string]string {
 	if o.emb == nil {
 		return o.b.Retained(o.t)
 	}
+	// From the broker's store, not the topics recorded so far: the
+	// record of a publish lags its PUBACK, the store does not.
 	out := map[string]string{}
-	topics := map[string]bool{}
-	for _, m := range o.Since(0) {
-		topics[m.Topic] = true
-	}
-	for topic := range topics {
-		if p, ok := o.emb.Retained(topic); ok && len(p) > 0 {
-			out[topic] = string(p)
-		}
+	for topic, p := range o.emb.RetainedAll() {
+		out[topic] = string(p)
 	}
 	return out
 }

@@ -231,6 +231,26 @@ func (b *Broker) Retained(topic string) ([]byte, bool) {
 	return nil, false
 }
 
+// RetainedAll returns every retained message the broker holds: topic →
+// payload. It is read from the broker's store, which a publish reaches
+// before its PUBACK leaves, so it is never behind what a client was
+// acknowledged (the record of Messages is: it is written after).
+func (b *Broker) RetainedAll() map[string][]byte {
+	b.mu.Lock()
+	srv := b.srv
+	b.mu.Unlock()
+	out := map[string][]byte{}
+	if srv == nil {
+		return out
+	}
+	for _, pk := range srv.Topics.Retained.GetAll() {
+		if len(pk.Payload) > 0 {
+			out[pk.TopicName] = append([]byte(nil), pk.Payload...)
+		}
+	}
+	return out
+}
+
 // Capture renders the recorded messages as `mosquitto_sub -V 5
 // --retain-as-published -F '%r %t %p'` lines: "RETAIN TOPIC PAYLOAD".
 func (b *Broker) Capture() []byte {
