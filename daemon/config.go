@@ -29,7 +29,9 @@ type Config struct {
 	HTTP HTTP
 	// Diagnostics is what the diagnostic entities read.
 	Diagnostics Diagnostics
-	LogLevel    string
+	// System is where the cabinet's own tools and kernel files are.
+	System   System
+	LogLevel string
 	// Secrets are scrubbed from every log line.
 	Secrets []string
 	// RomM is where play sessions are reported (off unless paired).
@@ -47,6 +49,24 @@ type HTTP struct {
 // version is the settings').
 type Diagnostics struct {
 	ThermalZones string // glob of the kernel's temperature files
+}
+
+// System names the cabinet's own tools and the kernel files the daemon
+// reads for the power, volume, controller, update and host entities
+// (resolved under cabinet.paths.root by cmd/cabinet; "" means none).
+type System struct {
+	// ShutdownFlag is the file ES leaves for Batocera's shutdown
+	// (/tmp/shutdown.please): present at a clean stop, the stop is a
+	// shutdown's.
+	ShutdownFlag string
+	Proc         string // /proc: boot time, load, memory, routes
+	Sys          string // /sys: the default interface's MAC, the pads' batteries
+	InputDevices string // /proc/bus/input/devices: the game pads
+	Audio        string // batocera-audio
+	// Upgrade and BatoceraConfig hold Batocera's update check
+	// (batocera-upgrade --check-upgrade, before it batocera-config canupdate).
+	Upgrade        string
+	BatoceraConfig string
 }
 
 // Loaded is one reading of the configuration.

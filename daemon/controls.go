@@ -9,7 +9,11 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/rs/zerolog"
 
+	"github.com/batocera-cabinet/cabinet/daemon/es"
+	"github.com/batocera-cabinet/cabinet/daemon/library/install"
+	"github.com/batocera-cabinet/cabinet/daemon/power"
 	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
@@ -32,11 +36,19 @@ const maxLoggedRunes = 300
 func (d *Daemon) onCommand(topic string, payload []byte) {
 	log := d.log.With().Str("topic", untrusted.Clean(topic, maxLoggedRunes)).Logger()
 	settings := d.config().Rules.Settings
+	entity, _ := settings.CommandEntity(topic) // "" for another topic
+	switch entity {
+	case haentities.Volume, haentities.Mute:
+		d.onVolume(log, entity, payload)
+		return
+	case haentities.RestartES, haentities.Reboot, haentities.Shutdown:
+		d.onPower(log, entity, payload)
+		return
+	}
 	if !settings.Controls {
 		log.Warn().Msg("HA command ignored: cabinet.ha.controls is off")
 		return
 	}
-	entity, _ := settings.CommandEntity(topic) // "" for another topic
 	tool, args, err := controlCall(entity, payload)
 	if err != nil {
 		log.Warn().Str("reason", err.Error()).Int("bytes", len(payload)).Msg("HA command ignored")
@@ -123,4 +135,78 @@ func summarize(res *mcp.CallToolResult) (outcome, detail string) {
 		}
 	}
 	return "", untrusted.Clean(strings.Join(parts, " "), maxLoggedRunes)
+}
+
+// onPower carries out a power button (cabinet.ha.power). A first press
+// only puts "Press again within 10 s to …" on screen (over the game when
+// one runs); a second press of the same button within 10 s does what ES's
+// Quit menu does, through power.Runner (refused while an install writes).
+func (d *Daemon) onPower(log zerolog.Logger, entity string, payload []byte) {
+	cfg := d.config()
+	if !cfg.Rules.Settings.Power {
+		log.Warn().Str("reason", "cabinet.ha.power is off").Msg("HA command ignored")
+		return
+	}
+	if string(payload) != haentities.PayloadPress {
+		log.Warn().Str("reason", fmt.Sprintf("a button payload must be %q", haentities.PayloadPress)).Int("bytes", len(payload)).Msg("HA command ignored")
+		return
+	}
+	a, err := power.ParseAction(entity)
+	if err != nil {
+		log.Warn().Str("reason", err.Error()).Msg("HA command ignored")
+		return
+	}
+	ctx, cancel := context.WithTimeout(d.runCtx, controlTimeout)
+	defer cancel()
+	if !d.presses.Press(a, d.clock.Now()) {
+		d.showPrompt(ctx, log, d.presses.Prompt(a))
+		log.Info().Str("action", string(a)).Msg("HA power button: first press, waiting for a second one")
+		return
+	}
+	runner := d.powerRunner(cfg)
+	if cfg.Tools.DryRun {
+		plan, err := runner.Plan(ctx, a)
+		if err != nil {
+			log.Warn().Str("action", string(a)).Str("reason", err.Error()).Msg("HA power refused")
+			return
+		}
+		log.Info().Str("action", string(a)).Str("outcome", "dry_run").Str("detail", plan).Msg("HA power")
+		return
+	}
+	res, err := runner.Do(ctx, a)
+	if err != nil {
+		log.Warn().Str("action", string(a)).Strs("sent", res.Sent).Str("reason", err.Error()).Msg("HA power refused")
+		d.showPrompt(ctx, log, "Cabinet: "+untrusted.Clean(err.Error(), 120))
+		return
+	}
+	log.Info().Str("action", string(a)).Strs("sent", res.Sent).Str("detail", res.Text).Msg("HA power")
+}
+
+// powerRunner carries out power actions through this daemon's ES.
+func (d *Daemon) powerRunner(cfg *Config) *power.Runner {
+	c := d.es()
+	lock := cfg.Tools.InstallLock
+	return &power.Runner{ES: c, Routes: es.NewPowerClient(c), Clock: d.clock, Busy: func() error {
+		if busy, err := install.Writing(lock); err == nil && busy {
+			return errors.New("a library install is writing to the cabinet; try again when it has finished")
+		}
+		return nil
+	}}
+}
+
+// showPrompt puts a line on the cabinet's screen through the show message
+// tool (RetroArch's message over a game, else an ES notification).
+func (d *Daemon) showPrompt(ctx context.Context, log zerolog.Logger, text string) {
+	srv := d.mcpServer(false)
+	if srv == nil {
+		return
+	}
+	res, err := srv.Call(ctx, "batocera_show_message", map[string]any{"text": text, "target": "auto"})
+	switch {
+	case err != nil:
+		log.Warn().Err(err).Msg("power prompt not shown")
+	case res.IsError:
+		_, detail := summarize(res)
+		log.Warn().Str("reason", detail).Msg("power prompt not shown")
+	}
 }

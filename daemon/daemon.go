@@ -22,6 +22,7 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/daemon/clock"
 	"github.com/batocera-cabinet/cabinet/daemon/es"
+	"github.com/batocera-cabinet/cabinet/daemon/power"
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/haentities/outbox"
 	"github.com/batocera-cabinet/cabinet/hook/bootclock"
@@ -98,6 +99,13 @@ type Daemon struct {
 	// requestsWake wakes the library request follower when a request is
 	// added or changed.
 	requestsWake chan struct{}
+	// power is sensor.power_state's value; presses the power buttons'
+	// second-press rule.
+	power   powerState
+	presses power.Presses
+	// sys reads the volume, the game pads and the update check (built at
+	// start from what probe found).
+	sys *systemParts
 }
 
 // Run runs the daemon until ctx ends, then stops cleanly: the cabinet is
@@ -118,7 +126,7 @@ func Run(ctx context.Context, opts Options) error {
 	if opts.LogOut == nil {
 		opts.LogOut = io.Discard
 	}
-	l, err := opts.Load()
+	l, err := loadProbed(opts.Load)
 	if err != nil {
 		return err
 	}
@@ -160,6 +168,7 @@ func Run(ctx context.Context, opts Options) error {
 		owner.Intake = lg
 	}
 	d.eng = newEngine(owner, cfg.Rules, d.clock, d.log, d.afterEvent)
+	d.sys = newSystemParts(cfg.System, cfg.Rules.Settings.Has)
 	defer d.eng.stop()
 	if lg != nil {
 		d.intake = newHookIntake(lg, d.eng, d.clock, d.log)
@@ -178,6 +187,7 @@ func Run(ctx context.Context, opts Options) error {
 		d.log.Warn().Err(err).Msg("inbox unavailable; the wrappers start the binary for every event")
 	}
 	d.recover(lg)
+	d.setPower(haentities.PowerRunning)
 	if err := d.buildMCP(cfg); err != nil {
 		return fmt.Errorf("MCP tools: %w", err)
 	}
@@ -238,6 +248,9 @@ func Run(ctx context.Context, opts Options) error {
 		{"names", d.cacheNames},
 		{"mcp-http", func(ctx context.Context) error { return d.serveHTTP(ctx, httpLn) }},
 		{"diagnostics", d.publishDiagnostics},
+		{"volume", d.runVolume},
+		{"pads", d.runPads},
+		{"update", d.runUpdate},
 		{"romm-report", d.reportRomM},
 		{"installs", d.keepInstalls},
 		{"requests", func(ctx context.Context) error { return d.followRequestsOn(ctx, d.requestsWake) }},
@@ -293,6 +306,8 @@ func (d *Daemon) shutdown() error {
 	os.Remove(d.config().Layout.UpFile())
 	d.inbox.sweep()
 	d.inbox.stop()
+	// Before the tracker's stop: drained ahead of offline.
+	d.setPower(d.stopPower())
 	ev := d.opts.Now().Event(tracker.KindStopped, tracker.SourceES)
 	if _, err := d.eng.apply(journal.NewKeyed(ev)); err != nil {
 		d.log.Error().Err(err).Msg("record stop; the intake and the spool are applied at the next start")

@@ -5,7 +5,6 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/daemon/sysinfo"
 	"github.com/batocera-cabinet/cabinet/haentities"
-	"github.com/batocera-cabinet/cabinet/haentities/outbox"
 )
 
 // publishDiagnostics records the diagnostic states at once and then every
@@ -29,12 +28,7 @@ func (d *Daemon) recordDiagnostics() {
 	if !r.Publishing {
 		return
 	}
-	msgs := haentities.DiagnosticStates(r.Settings, d.readDiagnostics(d.config()), d.clock.Now())
-	if err := d.eng.store().Update(func(tx *outbox.Tx) error { return tx.Refresh(msgs...) }); err != nil {
-		d.log.Error().Err(err).Msg("record diagnostics")
-		return
-	}
-	d.eng.kick()
+	d.refresh(haentities.DiagnosticStates(r.Settings, d.readDiagnostics(d.config()), d.clock.Now())...)
 }
 
 // readDiagnostics gathers the figures; one that cannot be read is left
@@ -57,5 +51,6 @@ func (d *Daemon) readDiagnostics(cfg *Config) haentities.DiagnosticValues {
 	if free, err := sysinfo.DiskFree(cfg.Layout.State); err == nil {
 		v.FreeBytes = &free
 	}
+	readHost(cfg.System.Proc, &v)
 	return v
 }

@@ -38,7 +38,9 @@ func (d *Daemon) startMQTT(ctx context.Context) error {
 		},
 		Log: d.log,
 	}
-	if settings.Controls {
+	// Commands: the controls, the power buttons, the volume slider and the
+	// mute switch; the link drops retained ones (a stale press replayed).
+	if settings.Controls || settings.Power || settings.Has.Audio {
 		lc.CommandTopics = []string{settings.CommandTopic("+")}
 		lc.OnCommand = d.onCommand
 	}

@@ -66,10 +66,13 @@ type Entity struct {
 	// NoAvailability leaves the availability topic out: the entity keeps working while the cabinet is
 	// offline (activity shows "off"; cabinet and session events fire next to the offline message).
 	NoAvailability bool
-	EntityCategory string // "" or "diagnostic" (sensors refuse "config")
+	EntityCategory string // "", "diagnostic" or "config" (sensors refuse "config")
 	ExpireAfter    int    // seconds; 0 leaves it out
 	Command        bool   // has <state topic>/set (buttons, notify)
 	NoState        bool   // no state topic (buttons, notify)
+	// Min, Max, Step and Mode are a number's range and widget.
+	Min, Max, Step *float64
+	Mode           string
 }
 
 // PlayTracking is the catalogue of the entities the hook and the daemon publish for play tracking,

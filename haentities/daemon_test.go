@@ -6,18 +6,41 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
+
+// allSources is a cabinet with every optional source.
+var allSources = Sources{CPUTemperature: true, Audio: true, Controllers: true, Update: true, Network: true, Host: true}
 
 func daemonSettings() Settings {
 	s := goldenSettings()
-	s.Daemon, s.Controls = true, true
+	s.Daemon, s.Controls, s.Power, s.Has, s.MAC = true, true, true, allSources, "b8:27:eb:12:34:56"
 	return s
 }
 
 func goldenDiagnostics() DiagnosticValues {
-	temp, free := 47.25, uint64(12_345_678_901)
+	temp, free, load, mem := 47.25, uint64(12_345_678_901), 0.4567, 41.26
 	return DiagnosticValues{CPUTemperature: &temp, FreeBytes: &free, BatoceraVersion: "41", CabinetVersion: "0.3.0",
-		OutboxDepth: 3, OutboxDropped: 2, MQTTReconnects: 5}
+		OutboxDepth: 3, OutboxDropped: 2, MQTTReconnects: 5, Boot: time.Date(2026, 1, 2, 18, 55, 3, 0, zone),
+		Load: &load, MemoryUsed: &mem, IPAddress: "192.168.1.42"}
+}
+
+// systemStates is every state and event of the power, volume, controller and update entities.
+func systemStates(s Settings) []Message {
+	pct := 80
+	msgs := []Message{PowerStateMessage(s, PowerRunning, goldenNow), PowerStateMessage(s, PowerOff, goldenNow)}
+	msgs = append(msgs, AudioStates(s, 65, false, goldenNow)...)
+	msgs = append(msgs, AudioStates(s, 0, true, goldenNow)...)
+	msgs = append(msgs, ControllerStates(s, nil, goldenNow)...)
+	msgs = append(msgs, ControllerStates(s, []Pad{{Name: "Xbox Wireless Controller", Battery: &pct}, {Name: "8BitDo SN30 Pro\u202e"}}, goldenNow)...)
+	msgs = append(msgs, ControllerEvent(s, ControllerConnected, "Xbox Wireless Controller", goldenNow),
+		ControllerEvent(s, ControllerDisconnected, "Xbox Wireless Controller", goldenNow))
+	msgs = append(msgs, UpdateState(s, "", goldenNow), UpdateState(s, "42 2026/02/01", goldenNow))
+	return msgs
+}
+
+func TestGoldenSystemStates(t *testing.T) {
+	checkGolden(t, "states_system", render(systemStates(daemonSettings())))
 }
 
 func TestGoldenDaemonDiscovery(t *testing.T) {
@@ -45,23 +68,38 @@ func keys(msgs []Message) []string {
 // configs, so neither publisher ever clears the other's entities.
 func TestDiscoverySets(t *testing.T) {
 	play := []string{NowPlaying, Playing, NowPlayingSystem, LastSession, LastSessionLength, PlayTime, GameSession, Screensaver, Activity, Cabinet}
-	diag := []string{CPUTemperature, FreeSpace, BatoceraVersion, CabinetVersion, OutboxDepth, OutboxDropped, MQTTReconnects}
+	diag := []string{CPUTemperature, FreeSpace, BatoceraVersion, CabinetVersion, OutboxDepth, OutboxDropped, MQTTReconnects,
+		LastBoot, Load, MemoryUsed, IPAddress}
+	// A cabinet with no thermal zone, no batocera.version, no network: those are not announced.
+	bareDiag := []string{FreeSpace, CabinetVersion, OutboxDepth, OutboxDropped, MQTTReconnects}
+	sys := []string{PowerState, Volume, Mute, Controllers, Controller, OSUpdate}
 	ctl := []string{QuitGame, PauseGame, SaveState, LoadState, Screenshot, ResetGame, ShowMessage}
+	pwr := []string{RestartES, Reboot, Shutdown}
 	cat := func(parts ...[]string) []string { return slices.Concat(parts...) }
 	tests := []struct {
-		name           string
-		daemon, ctrl   bool
-		want, wantKept []string
+		name              string
+		daemon, ctrl, pow bool
+		has               Sources
+		noVersion         bool
+		want, wantKept    []string
 	}{
-		{"hook", false, false, play, cat(diag, ctl)},
-		{"hook with controls on", false, true, play, cat(diag, ctl)},
-		{"daemon", true, false, cat(play, diag), nil},
-		{"daemon with controls", true, true, cat(play, diag, ctl), nil},
+		{"hook", false, false, false, allSources, false, play, cat(diag, sys, ctl, pwr)},
+		{"hook with controls and power on", false, true, true, allSources, false, play, cat(diag, sys, ctl, pwr)},
+		{"daemon", true, false, false, allSources, false, cat(play, diag, sys), nil},
+		{"daemon with controls", true, true, false, allSources, false, cat(play, diag, sys, ctl), nil},
+		{"daemon with power", true, false, true, allSources, false, cat(play, diag, sys, pwr), nil},
+		{"daemon with everything", true, true, true, allSources, false, cat(play, diag, sys, ctl, pwr), nil},
+		// No dead entities: what the cabinet lacks is not announced (power state always is).
+		{"daemon on a bare machine", true, false, false, Sources{}, true, cat(play, bareDiag, []string{PowerState}), nil},
+		{"update needs the installed version", true, false, false, Sources{Update: true}, true, cat(play, bareDiag, []string{PowerState}), nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := goldenSettings()
-			s.Daemon, s.Controls = tt.daemon, tt.ctrl
+			s.Daemon, s.Controls, s.Power, s.Has = tt.daemon, tt.ctrl, tt.pow, tt.has
+			if tt.noVersion {
+				s.BatoceraVersion = ""
+			}
 			msgs := Discovery(s, goldenNow)
 			if got := keys(msgs); !slices.Equal(got, tt.want) {
 				t.Errorf("Discovery keys = %v, want %v", got, tt.want)
@@ -100,13 +138,30 @@ func TestDaemonConfigs(t *testing.T) {
 		if cfg["availability_topic"] != s.AvailabilityTopic() {
 			t.Errorf("%s: availability_topic %v", key, cfg["availability_topic"])
 		}
+		power := slices.Contains([]string{RestartES, Reboot, Shutdown}, key)
 		switch {
-		case strings.Contains(m.Topic, "/sensor/"):
-			if cfg["entity_category"] != "diagnostic" || cfg["expire_after"] != float64(180) {
-				t.Errorf("%s: entity_category %v expire_after %v, want diagnostic 180", key, cfg["entity_category"], cfg["expire_after"])
+		case cfg["entity_category"] == "diagnostic":
+			if !strings.Contains(m.Topic, "/sensor/") || cfg["expire_after"] != float64(180) {
+				t.Errorf("%s: a diagnostic %s with expire_after %v, want a sensor with 180", m.Topic, key, cfg["expire_after"])
 			}
 			if cfg["state_topic"] != s.StateTopic(key) || cfg["command_topic"] != nil {
 				t.Errorf("%s: state_topic %v command_topic %v", key, cfg["state_topic"], cfg["command_topic"])
+			}
+		case strings.Contains(m.Topic, "/sensor/"), strings.Contains(m.Topic, "/event/"), strings.Contains(m.Topic, "/update/"):
+			if cfg["state_topic"] != s.StateTopic(key) || cfg["command_topic"] != nil || cfg["expire_after"] != nil {
+				t.Errorf("%s: state_topic %v command_topic %v expire_after %v", key, cfg["state_topic"], cfg["command_topic"], cfg["expire_after"])
+			}
+			if strings.Contains(m.Topic, "/update/") && (cfg["payload_install"] != nil || cfg["command_topic"] != nil) {
+				t.Errorf("%s: the update entity has an install button", key)
+			}
+		case strings.Contains(m.Topic, "/number/"), strings.Contains(m.Topic, "/switch/"):
+			if cfg["state_topic"] != s.StateTopic(key) || cfg["command_topic"] != s.CommandTopic(key) || cfg["retain"] != false {
+				t.Errorf("%s: state_topic %v command_topic %v retain %v", key, cfg["state_topic"], cfg["command_topic"], cfg["retain"])
+			}
+		case power:
+			if cfg["entity_category"] != "config" || cfg["command_topic"] != s.CommandTopic(key) || cfg["retain"] != false {
+				t.Errorf("%s: power buttons are config entities: entity_category %v command_topic %v retain %v", key,
+					cfg["entity_category"], cfg["command_topic"], cfg["retain"])
 			}
 		default:
 			if cfg["command_topic"] != "batocera/0a1b2c3d/"+key+"/set" || cfg["retain"] != false {

@@ -1,6 +1,7 @@
 package haentities
 
 import (
+	"slices"
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
@@ -9,11 +10,14 @@ import (
 // device is HA's device block: the same on every config of a cabinet. Only keys HA's device schema
 // knows may appear (an unknown one makes HA drop the whole config).
 type device struct {
-	Identifiers  []string `json:"identifiers"`
-	Name         string   `json:"name"`
-	Manufacturer string   `json:"manufacturer"`
-	Model        string   `json:"model,omitempty"`
-	SWVersion    string   `json:"sw_version,omitempty"`
+	Identifiers []string `json:"identifiers"`
+	// Connections ties the device to the network's view of the cabinet (HA merges devices that share
+	// a MAC, and Wake-on-LAN automations find it): [["mac", "aa:bb:…"]].
+	Connections  [][2]string `json:"connections,omitempty"`
+	Name         string      `json:"name"`
+	Manufacturer string      `json:"manufacturer"`
+	Model        string      `json:"model,omitempty"`
+	SWVersion    string      `json:"sw_version,omitempty"`
 }
 
 // origin names the publisher in HA's logs; unknown keys make HA drop the config too.
@@ -33,6 +37,12 @@ type config struct {
 	JSONAttributesTopic string   `json:"json_attributes_topic,omitempty"`
 	CommandTopic        string   `json:"command_topic,omitempty"`
 	PayloadPress        string   `json:"payload_press,omitempty"`
+	PayloadOn           string   `json:"payload_on,omitempty"`
+	PayloadOff          string   `json:"payload_off,omitempty"`
+	Min                 *float64 `json:"min,omitempty"`
+	Max                 *float64 `json:"max,omitempty"`
+	Step                *float64 `json:"step,omitempty"`
+	Mode                string   `json:"mode,omitempty"`
 	Retain              *bool    `json:"retain,omitempty"`
 	AvailabilityTopic   string   `json:"availability_topic,omitempty"`
 	DeviceClass         string   `json:"device_class,omitempty"`
@@ -50,8 +60,13 @@ type config struct {
 }
 
 func (s Settings) device() device {
+	var conns [][2]string
+	if s.MAC != "" {
+		conns = [][2]string{{"mac", s.MAC}}
+	}
 	return device{
 		Identifiers:  []string{s.NodeID()},
+		Connections:  conns,
 		Name:         s.deviceName(),
 		Manufacturer: Manufacturer,
 		Model:        untrusted.Clean(s.Model, maxDeviceRunes),
@@ -77,6 +92,10 @@ func Config(s Settings, e Entity, at time.Time) Message {
 		Icon:             e.Icon,
 		EntityCategory:   e.EntityCategory,
 		ExpireAfter:      e.ExpireAfter,
+		Min:              e.Min,
+		Max:              e.Max,
+		Step:             e.Step,
+		Mode:             e.Mode,
 		QoS:              1, // HA subscribes at the entity's qos: 1 keeps the broker→HA leg reliable
 		Device:           s.device(),
 		Origin:           s.origin(),
@@ -92,8 +111,11 @@ func Config(s Settings, e Entity, at time.Time) Message {
 		// reconnect of the cabinet. Said explicitly, though false is HA's default.
 		retain := false
 		c.CommandTopic, c.Retain = s.CommandTopic(e.Key), &retain
-		if e.Component == ComponentButton {
+		switch e.Component {
+		case ComponentButton:
 			c.PayloadPress = PayloadPress
+		case ComponentSwitch:
+			c.PayloadOn, c.PayloadOff = OnState, OffState
 		}
 	}
 	if !e.NoAvailability {
@@ -103,16 +125,36 @@ func Config(s Settings, e Entity, at time.Time) Message {
 }
 
 // Catalogue is every entity the publisher of s announces, in publishing order: play tracking, then
-// for the daemon its diagnostics, and its controls when they are on.
+// for the daemon the diagnostics and the power, volume, controller and update entities whose source
+// this cabinet has (Settings.Has), its controls and its power buttons when they are on.
 func Catalogue(s Settings) []Entity {
 	cat := PlayTracking()
-	if s.Daemon {
-		cat = append(cat, Diagnostics()...)
-		if s.Controls {
-			cat = append(cat, Controls()...)
+	if !s.Daemon {
+		return cat
+	}
+	for _, e := range daemonEntities() {
+		if !s.has(e.Key) || e.Component == ComponentButton && !buttonOn(s, e.Key) ||
+			e.Component == ComponentNotify && !s.Controls {
+			continue
 		}
+		cat = append(cat, e)
 	}
 	return cat
+}
+
+// daemonEntities is every entity only the daemon announces, whatever this cabinet has or has on.
+func daemonEntities() []Entity {
+	return slices.Concat(Diagnostics(), systemEntities(), Controls(), PowerButtons())
+}
+
+// buttonOn says whether a button's switch is on: the power buttons with cabinet.ha.power, the others
+// with cabinet.ha.controls.
+func buttonOn(s Settings, key string) bool {
+	switch key {
+	case RestartES, Reboot, Shutdown:
+		return s.Power
+	}
+	return s.Controls
 }
 
 // Discovery builds the configs of every entity of Catalogue(s), in order. Turning a setting off drops
@@ -146,7 +188,7 @@ func KeptTopics(s Settings) []string {
 		return nil
 	}
 	var out []string
-	for _, e := range append(Diagnostics(), Controls()...) {
+	for _, e := range daemonEntities() {
 		out = append(out, s.ConfigTopic(e.Component, e.Key))
 	}
 	return out

@@ -47,6 +47,13 @@ type Settings struct {
 	Daemon bool
 	// Controls is cabinet.ha.controls: the daemon announces the buttons and the notify entity.
 	Controls bool
+	// Power is cabinet.ha.power: the daemon announces the restart and shutdown buttons.
+	Power bool
+	// MAC is the default route's interface's address, chosen once and kept in the state dir so the
+	// hook and the daemon publish the same device block; "" leaves connections out.
+	MAC string
+	// Has is what the daemon found this cabinet has (its diagnostics, volume, controllers, update).
+	Has Sources
 }
 
 // Validate reports the first setting that cannot produce valid topics, naming the key to fix.

@@ -30,11 +30,13 @@ func fullCapture() []Message {
 	msgs = append(msgs, Discovery(daemon, goldenNow)...)
 	msgs = append(msgs, DiagnosticStates(daemon, goldenDiagnostics(), goldenNow)...)
 	msgs = append(msgs, DiagnosticStates(daemon, DiagnosticValues{}, goldenNow)...)
+	msgs = append(msgs, systemStates(daemon)...)
 	// Other settings publish under their own topics and must pass too.
 	other := Settings{ID: "cab_2", DiscoveryPrefix: "ha", BaseTopic: "arcade/cabinets", Version: "dev", Daemon: true, Controls: true}
 	msgs = append(msgs, Discovery(other, goldenNow)...)
 	msgs = append(msgs, States(other, Snapshot{}, goldenNow)...)
 	msgs = append(msgs, DiagnosticStates(other, goldenDiagnostics(), goldenNow)...)
+	msgs = append(msgs, PowerStateMessage(other, PowerStopped, goldenNow))
 	msgs = append(msgs, SessionStart(other, goldenCurrent(), goldenNow), CabinetEvent(other, CabinetStart, goldenNow, goldenNow))
 	return msgs
 }

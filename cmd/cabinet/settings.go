@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"github.com/batocera-cabinet/cabinet/daemon/osupdate"
+	"github.com/batocera-cabinet/cabinet/daemon/sysaudio"
+	"github.com/batocera-cabinet/cabinet/daemon/sysinfo"
 	"os"
 	"strings"
 	"time"
@@ -41,8 +44,21 @@ func haSettings(cfg *config.Config, version string, isDaemon bool) (haentities.S
 		Model:           firstLine(cfg.Path("/usr/share/batocera/batocera.arch")),
 		Daemon:          isDaemon,
 		Controls:        isDaemon && cfg.HA.Controls,
+		Power:           isDaemon && cfg.HA.Power,
+		MAC:             cfg.EnsureCabinetMAC(defaultRouteMAC),
 	}
 	return s, s.Validate()
+}
+
+// defaultRouteMAC is the MAC address of the interface the default route
+// uses, read from this machine's /proc and /sys (it describes the
+// machine, also under cabinet.paths.root).
+func defaultRouteMAC() (string, error) {
+	iface, err := sysinfo.DefaultInterface("/proc")
+	if err != nil {
+		return "", err
+	}
+	return sysinfo.MACAddress("/sys", iface)
 }
 
 // journalRules are the journal's rules: settings, the cabinet.tracker.*
@@ -83,7 +99,7 @@ func toolsSettings(cfg *config.Config) tools.Settings {
 	p.StateDir = cfg.StatePath()
 	p.ScreenshotDir = cfg.ScreenshotPath()
 	return tools.Settings{ESURL: cfg.ESURL, RetroArchAddr: cfg.RetroArchAddr, Paths: p, Name: cfg.Name,
-		ReadOnly: cfg.MCP.ReadOnly, DryRun: cfg.MCP.DryRun, Root: cfg.Root,
+		ReadOnly: cfg.MCP.ReadOnly, DryRun: cfg.MCP.DryRun, Power: cfg.MCP.Power, Root: cfg.Root,
 		RomM: tools.RomMSettings{URL: cfg.RomM.URL, Token: rommToken(cfg), CAFile: resolvedFile(cfg, cfg.RomM.CAFile),
 			PlatformMap: cfg.RomM.PlatformMap, DeviceID: rommDeviceID(cfg)},
 		ROMarr:      tools.ROMarrSettings{URL: cfg.ROMarr.URL, APIKey: cfg.ROMarr.APIKey.Reveal()},
@@ -119,6 +135,7 @@ func daemonConfig(l *config.Loaded, version string) (daemon.Loaded, error) {
 		Tools:       toolsSettings(cfg),
 		HTTP:        daemon.HTTP{Listen: cfg.MCP.Listen, AllowedHosts: cfg.MCP.AllowedHosts, AllowedOrigins: cfg.MCP.AllowedOrigins},
 		Diagnostics: daemon.Diagnostics{ThermalZones: cfg.Path(thermalZones)},
+		System:      systemPaths(cfg),
 		LogLevel:    cfg.LogLevel,
 		Secrets:     cfg.Secrets(),
 	}
@@ -130,6 +147,22 @@ func daemonConfig(l *config.Loaded, version string) (daemon.Loaded, error) {
 		dc.Secrets = append(dc.Secrets, dc.RomM.Token)
 	}
 	return daemon.Loaded{Config: dc, Warnings: l.Warnings, Err: l.Err}, nil
+}
+
+// systemPaths are the cabinet's tools and kernel files, under
+// cabinet.paths.root (the simulator's fakes); /proc stays the real one for
+// the host figures (boot, load, memory, the default route): it describes
+// this machine.
+func systemPaths(cfg *config.Config) daemon.System {
+	return daemon.System{
+		ShutdownFlag:   cfg.Path("/tmp/shutdown.please"),
+		Proc:           "/proc",
+		Sys:            cfg.Path("/sys"),
+		InputDevices:   cfg.Path("/proc/bus/input/devices"),
+		Audio:          cfg.Path(sysaudio.DefaultBin),
+		Upgrade:        cfg.Path(osupdate.DefaultUpgrade),
+		BatoceraConfig: cfg.Path(osupdate.DefaultConfig),
+	}
 }
 
 // rommReport is where play sessions go: RomM, once the cabinet is paired

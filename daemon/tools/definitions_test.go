@@ -14,6 +14,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/batocera-cabinet/cabinet/daemon/power"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/toolsnaps from the current tool definitions")
@@ -26,15 +28,15 @@ var (
 	writeTools = []string{"batocera_launch_game", "batocera_show_message", "batocera_reload_games",
 		"batocera_pause_game", "batocera_save_state", "batocera_change_save_slot", "batocera_take_screenshot",
 		"batocera_adjust_volume"}
-	destructiveTools = []string{"batocera_quit_game", "batocera_load_state", "batocera_reset_game"}
+	destructiveTools = []string{"batocera_quit_game", "batocera_load_state", "batocera_reset_game", "batocera_power"}
 	idempotentWrites = []string{"batocera_quit_game", "batocera_reload_games"}
 )
 
-// allDefinitions builds every tool, play history included, without
-// dependencies (definitions never touch them).
+// allDefinitions builds every tool, play history and power included,
+// without dependencies (definitions never touch them).
 func allDefinitions(t *testing.T) []server.ServerTool {
 	t.Helper()
-	ts := buildToolset(newWiring(Deps{History: stubHistory{}}, Options{}))
+	ts := buildToolset(newWiring(Deps{History: stubHistory{}, Power: &power.Runner{}}, Options{}))
 	return ts.registered(false)
 }
 
@@ -210,6 +212,8 @@ func validArgs(tool string) map[string]any {
 		return map[string]any{"direction": "next"}
 	case "batocera_adjust_volume":
 		return map[string]any{"action": "up"}
+	case "batocera_power":
+		return map[string]any{"action": "shutdown"}
 	}
 	return map[string]any{}
 }

@@ -5,12 +5,14 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon/es"
+	"github.com/batocera-cabinet/cabinet/daemon/power"
 	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
 )
 
 // ES is what the tools use of EmulationStation (*es.Client implements it).
 // It deliberately has no way to reach /quit, /restart, /shutdown,
-// /addgames, /removegames or uploads: no tool can call what is not here.
+// /addgames, /removegames or uploads: no tool can call what is not here
+// (batocera_power goes through Power).
 type ES interface {
 	Caps(ctx context.Context) (es.Caps, error)
 	Systems(ctx context.Context) ([]es.System, error)
@@ -27,6 +29,14 @@ type ES interface {
 	// InvalidateSystem drops a cached game list; the search index releases
 	// each list once it is indexed, so the lists are not held twice.
 	InvalidateSystem(system string)
+}
+
+// Power is what batocera_power uses of the power runner (*power.Runner
+// implements it): only it reaches ES's /quit, /restart and /shutdown, and
+// only when cabinet.mcp.power is on.
+type Power interface {
+	Intend(ctx context.Context, a power.Action) (power.Intent, error)
+	Do(ctx context.Context, a power.Action) (power.Result, error)
 }
 
 // RetroArch is what the tools use of RetroArch's network commands

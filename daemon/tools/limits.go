@@ -22,6 +22,7 @@ type Limits struct {
 	Reset      Bucket // batocera_reset_game
 	Message    Bucket // batocera_show_message
 	Control    Bucket // pause, save slot, volume, screenshot
+	Power      Bucket // batocera_power
 }
 
 // DefaultLimits are the contract's numbers, plus budgets for the tools it
@@ -35,6 +36,7 @@ func DefaultLimits() Limits {
 		Reset:      Bucket{3, 10 * time.Second},
 		Message:    Bucket{5, 2 * time.Second},
 		Control:    Bucket{10, time.Second},
+		Power:      Bucket{2, 30 * time.Second},
 	}
 }
 
@@ -52,6 +54,7 @@ func (l Limits) withDefaults() Limits {
 	fill(&l.Reset, d.Reset)
 	fill(&l.Message, d.Message)
 	fill(&l.Control, d.Control)
+	fill(&l.Power, d.Power)
 	return l
 }
 
@@ -67,6 +70,7 @@ const (
 	budgetReset
 	budgetMessage
 	budgetControl
+	budgetPower
 	budgetCount
 )
 
@@ -86,6 +90,8 @@ func (l Limits) bucket(b budget) Bucket {
 		return l.Message
 	case budgetControl:
 		return l.Control
+	case budgetPower:
+		return l.Power
 	}
 	return Bucket{}
 }

@@ -15,10 +15,12 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/daemon/httpauth"
 	"github.com/batocera-cabinet/cabinet/daemon/library/platforms"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romarr"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romm"
+	"github.com/batocera-cabinet/cabinet/daemon/power"
 	store "github.com/batocera-cabinet/cabinet/haentities/outbox"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeromm"
 )
@@ -54,12 +56,14 @@ func fullRig(t *testing.T) *rig {
 		d.Library = Library{RomM: mc, ROMarr: rc, Platforms: platforms.Default(), AllowWrites: true, Installer: anInstaller{},
 			APIIndex: versionedAPIIndex(filepath.Join(d.Paths.StateDir, "romm-api"), mc)}
 		d.Requests, d.Daemon = st, aDaemon{}
+		esc := d.ES.(*es.Client)
+		d.Power = &power.Runner{ES: esc, Routes: es.NewPowerClient(esc)}
 	}})
 }
 
 // reservedTools are in the scope table before they are registered
 // (mcp-tools.md reserves their names).
-var reservedTools = []string{"batocera_power", "batocera_set_volume", "batocera_get_limits", "batocera_set_limits", "batocera_set_ui_mode"}
+var reservedTools = []string{"batocera_set_volume", "batocera_get_limits", "batocera_set_limits", "batocera_set_ui_mode"}
 
 // callArgs are valid arguments for each tool that requires some, so a call
 // passes input validation and reaches the scope check.
@@ -70,6 +74,7 @@ var callArgs = map[string]map[string]any{
 	"batocera_show_message":     {"text": "hello"},
 	"batocera_change_save_slot": {"direction": "next"},
 	"batocera_adjust_volume":    {"action": "up"},
+	"batocera_power":            {"action": "shutdown"},
 	"library_search":            {"query": "alpha"},
 	"romm_get_rom":              {"rom_id": 1},
 	"library_install":           {"rom_id": 1},
@@ -188,9 +193,9 @@ type httpRig struct {
 func newHTTPRig(t *testing.T) *httpRig {
 	t.Helper()
 	r := fullRig(t)
-	// Stand-ins for the tools of the scopes nothing registers yet, under
-	// their reserved names, so the power and household paths are walked.
-	for _, name := range []string{"batocera_power", "batocera_set_limits"} {
+	// A stand-in for the tools of the scope nothing registers yet, under
+	// its reserved name, so the household path is walked.
+	for _, name := range []string{"batocera_set_limits"} {
 		r.srv.MCP().AddTool(define(name, name, "test stand-in", writes, false),
 			func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return mcp.NewToolResultText("ran"), nil
@@ -261,8 +266,8 @@ func TestScopesOverHTTP(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s (%q): list: %v", holder, protocol, err)
 			}
-			if len(list.Tools) != len(h.srv.Tools())+2 {
-				t.Errorf("%s (%q): %d tools listed, want all %d", holder, protocol, len(list.Tools), len(h.srv.Tools())+2)
+			if len(list.Tools) != len(h.srv.Tools())+1 {
+				t.Errorf("%s (%q): %d tools listed, want all %d", holder, protocol, len(list.Tools), len(h.srv.Tools())+1)
 			}
 			have := []string{holder}
 			if holder == "default" {

@@ -11,13 +11,14 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/library/platforms"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romarr"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romm"
+	"github.com/batocera-cabinet/cabinet/daemon/power"
 	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
 )
 
 // Settings are what a tools server is built from; cmd/cabinet maps the
 // cabinet.* keys to them (cabinet.es.url, cabinet.retroarch.addr, the
 // system paths under cabinet.paths.root, cabinet.name,
-// cabinet.mcp.read_only and cabinet.mcp.dry_run).
+// cabinet.mcp.read_only, cabinet.mcp.dry_run and cabinet.mcp.power).
 type Settings struct {
 	ESURL         string
 	RetroArchAddr string
@@ -36,6 +37,10 @@ type Settings struct {
 	// library_uninstall, with the install lock file InstallLock.
 	AllowInstall bool
 	InstallLock  string
+	// Power is cabinet.mcp.power: batocera_power (restart ES, reboot, shut
+	// down, as ES's Quit menu), refused while an install holds InstallLock.
+	// Never in read-only mode.
+	Power bool
 }
 
 // RomMSettings are cabinet.romm.*, and the pairing (`cabinet romm pair`).
@@ -75,6 +80,9 @@ func Build(s Settings, version string, dryRun bool, extra Deps) (*Server, error)
 			Screen: pairing.CabinetScreen{ES: esc, RetroArch: retroarch.New(s.RetroArchAddr, retroarch.WithTimeout(time.Second))}}
 	}
 	deps.Library = lib
+	if s.Power && !s.ReadOnly {
+		deps.Power = &power.Runner{ES: esc, Routes: es.NewPowerClient(esc), Busy: installBusy(s.InstallLock)}
+	}
 	return New(deps, Options{ReadOnly: s.ReadOnly, DryRun: s.DryRun || dryRun})
 }
 

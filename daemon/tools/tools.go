@@ -57,6 +57,8 @@ type Deps struct {
 	// ResolvePath maps a path ES reports to the file on this machine (under
 	// cabinet.paths.root in tests and the simulator); nil: the same path.
 	ResolvePath func(string) string
+	// Power, when set (cabinet.mcp.power), registers batocera_power.
+	Power Power
 }
 
 // Options are the server's switches.

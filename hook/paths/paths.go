@@ -41,6 +41,10 @@ func (l Layout) Log() string { return filepath.Join(l.State, "cabinet.log") }
 // store never mints a new Home Assistant device.
 func (l Layout) ID() string { return filepath.Join(l.State, "id") }
 
+// MAC keeps the MAC address the device block carries, chosen once (see
+// ID: the same reason, Home Assistant's device must not change).
+func (l Layout) MAC() string { return filepath.Join(l.State, "mac") }
+
 // Token is the bearer token of MCP over HTTP (0600).
 func (l Layout) Token() string { return filepath.Join(l.State, "token") }
 

@@ -12,6 +12,7 @@ func TestNames(t *testing.T) {
 		{l.Intake(), "/userdata/system/cabinet/intake.log"},
 		{l.Log(), "/userdata/system/cabinet/cabinet.log"},
 		{l.ID(), "/userdata/system/cabinet/id"},
+		{l.MAC(), "/userdata/system/cabinet/mac"},
 		{l.Token(), "/userdata/system/cabinet/token"},
 		{l.FlushLock(), "/userdata/system/cabinet/flush.lock"},
 		{l.Socket(), "/var/run/cabinet/cabinet.sock"},

@@ -262,13 +262,18 @@ func (s *Server) Quit(mode string) error {
 	}
 	s.ui.Lock()
 	defer s.ui.Unlock()
+	s.quitLocked(mode)
+	return nil
+}
+
+// quitLocked fires what Quit fires (ui held).
+func (s *Server) quitLocked(mode string) {
 	if mode == "" {
 		s.fire("config-changed")
 		s.fire("settings-changed")
 		s.fire("quit")
-		return nil
+		return
 	}
 	s.fire("quit", mode)
 	s.fire(mode)
-	return nil
 }

@@ -15,6 +15,7 @@ const (
 	postLaunch postKind = iota // POST /launch that matched a game
 	postReload                 // GET /reloadgames: rescan, then system-selected
 	postOther                  // messagebox, metadata/media view refresh, storage event
+	postQuit                   // GET /quit: SDL_QUIT, handled by the main loop (after the game)
 )
 
 type posted struct {
@@ -82,6 +83,40 @@ func (s *Server) runPosted(p posted, fromQueue bool) {
 		// update-gamelists.
 		s.fire("system-selected", sys)
 		s.fire("system-selected", sys)
+	case postQuit:
+		s.quitLocked("")
+	}
+}
+
+// quitRoute is what GET /quit, /restart and /shutdown make ES do
+// (HttpServerThread.cpp, Platform.cpp quitES), short of quitting: /restart
+// and /shutdown fire quit reboot|shutdown and reboot|shutdown at once, on
+// the HTTP thread; a plain /quit fires its events at exit, which ES reaches
+// only once its main loop takes the SDL_QUIT, after a running game.
+// /quit?confirm=menu opens the Quit menu and fires nothing. The fake never
+// exits, reboots or powers off: Calls records what was asked, and stopping
+// the Listener models ES gone.
+func (s *Server) quitRoute(path, confirm string) {
+	switch {
+	case path == "/restart":
+		s.Quit("reboot")
+	case path == "/shutdown":
+		s.Quit("shutdown")
+	case confirm == "menu" || confirm == "switchscreen":
+		// A dialog on the UI thread: nothing quits until someone answers.
+	default:
+		// SDL_PushEvent, not postToUiThread: the sleep flag stays.
+		s.ui.Lock()
+		defer s.ui.Unlock()
+		s.mu.Lock()
+		playing := s.phase == phasePlaying || s.phase == phaseReturning
+		if playing {
+			s.queue = append(s.queue, posted{kind: postQuit})
+		}
+		s.mu.Unlock()
+		if !playing {
+			s.quitLocked("")
+		}
 	}
 }
 

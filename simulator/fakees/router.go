@@ -75,9 +75,10 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 		s.send(w, r, http.StatusOK, "text/html", []byte(indexPage), false)
 		return
 	case "/quit", "/restart", "/shutdown":
-		// Recorded, never acted on: on a cabinet these restart ES or
-		// reboot or power off the machine.
+		// Recorded, and their events fired as ES fires them; nothing
+		// quits, reboots or powers off (see quitRoute).
 		s.record(strings.TrimPrefix(p, "/"), r.Method, p, nil)
+		s.quitRoute(p, r.URL.Query().Get("confirm"))
 		s.sendEmpty(w, r, http.StatusOK)
 		return
 	case "/emukill":

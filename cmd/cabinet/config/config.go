@@ -75,12 +75,16 @@ type MCP struct {
 	Listen         string
 	ReadOnly       bool
 	DryRun         bool
+	Power          bool // batocera_power (restart ES, reboot, shut down)
 	AllowedHosts   []string
 	AllowedOrigins []string
 }
 
 // HA holds Home Assistant options.
-type HA struct{ Controls bool }
+type HA struct {
+	Controls bool
+	Power    bool // the restart, reboot and shutdown buttons
+}
 
 // RomM is the household's RomM server.
 type RomM struct {

@@ -1,0 +1,16 @@
+//go:build unix
+
+package osupdate
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// ownProcessGroup puts the command in a process group of its own and has
+// cancellation kill the whole group: batocera-upgrade is a shell script,
+// and killing the shell alone would leave a wget stuck on the network behind.
+func ownProcessGroup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+}

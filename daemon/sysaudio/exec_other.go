@@ -1,0 +1,9 @@
+//go:build !unix
+
+package sysaudio
+
+import "os/exec"
+
+// ownProcessGroup does nothing where there are no process groups;
+// cancellation kills the command only.
+func ownProcessGroup(*exec.Cmd) {}
