@@ -12,8 +12,8 @@ import (
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
 
 	"github.com/batocera-cabinet/cabinet/haentities"
-	"github.com/batocera-cabinet/cabinet/simulator/batocera"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeinput"
+	"github.com/batocera-cabinet/cabinet/simulator/faketools"
 )
 
 // withSystem gives the rig's cabinet batocera-audio (at 60 %, not muted),
@@ -22,10 +22,10 @@ import (
 func withSystem(t *testing.T, r *rig) *fakeinput.Input {
 	t.Helper()
 	root := r.cab.Path("/")
-	if err := batocera.InstallAudio(root, 60, false); err != nil {
+	if err := faketools.InstallAudio(root, 60, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := batocera.InstallUpdateCheck(root, "43 2026/05/14 10:00", false); err != nil {
+	if err := faketools.InstallUpdateCheck(root, "43 2026/05/14 10:00", false); err != nil {
 		t.Fatal(err)
 	}
 	in, err := fakeinput.New(root)
@@ -37,7 +37,7 @@ func withSystem(t *testing.T, r *rig) *fakeinput.Input {
 	}
 	r.mu.Lock()
 	r.cfg.System = System{Proc: "/proc", Sys: in.Sys(), InputDevices: in.InputDevices(),
-		Audio: r.cab.Path("/" + batocera.AudioBin), Upgrade: r.cab.Path("/" + batocera.UpgradeBin)}
+		Audio: r.cab.Path("/" + faketools.AudioBin), Upgrade: r.cab.Path("/" + faketools.UpgradeBin)}
 	r.mu.Unlock()
 	return in
 }
@@ -73,13 +73,13 @@ func TestSystemEntities(t *testing.T) {
 	r.retained(s.StateTopic(haentities.Volume), is("35"))
 	r.press(haentities.Mute, "ON")
 	r.retained(s.StateTopic(haentities.Mute), is("ON"))
-	if level, muted, err := batocera.ReadAudio(root); err != nil || level != 35 || !muted {
+	if level, muted, err := faketools.ReadAudio(root); err != nil || level != 35 || !muted {
 		t.Errorf("batocera-audio: level %d muted %v (%v), want 35 and muted", level, muted, err)
 	}
 	r.press(haentities.Volume, "250")
 	r.logged("HA command refused", map[string]string{"reason": "from 0 to 100"})
 	// Changed on the cabinet itself: seen at the next reading.
-	if err := batocera.SetAudio(root, 90, false); err != nil {
+	if err := faketools.SetAudio(root, 90, false); err != nil {
 		t.Fatal(err)
 	}
 	r.clock.Advance(volumePoll)

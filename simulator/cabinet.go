@@ -24,8 +24,10 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/simulator/esevents"
 	"github.com/batocera-cabinet/cabinet/simulator/fakees"
+	"github.com/batocera-cabinet/cabinet/simulator/fakeinput"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeretroarch"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeromm"
+	"github.com/batocera-cabinet/cabinet/simulator/faketools"
 	"github.com/batocera-cabinet/cabinet/simulator/library"
 )
 
@@ -60,7 +62,20 @@ type Options struct {
 	// it.
 	RomM     bool
 	RomMAddr string
+	// System gives the tree Batocera's own tools and kernel files that
+	// Cabinet reads for volume, controllers and updates: the fake
+	// batocera-audio (Volume, at 70 %) and update check (publishing
+	// Update), and an input device list with one pad (Input).
+	System bool
 }
+
+// What Options.System installs.
+const (
+	SystemVolume = 70
+	SystemUpdate = "43 2026/07/01 10:00"
+	SystemPad    = "Wireless Controller" // 80 % battery, uniq SystemPadID
+	SystemPadID  = "a0:ab:51:00:00:01"
+)
 
 // Cabinet is a running simulated cabinet.
 type Cabinet struct {
@@ -72,6 +87,8 @@ type Cabinet struct {
 	Library   *library.Library
 	// RomM is the fake RomM (nil unless Options.RomM).
 	RomM *fakeromm.Server
+	// Input is the fake game pads (nil unless Options.System).
+	Input *fakeinput.Input
 	// Dir is the simulator's folder and Root the fake Batocera tree in it.
 	Dir, Root string
 
@@ -125,6 +142,12 @@ func Start(opts Options) (*Cabinet, error) {
 			return nil, err
 		}
 	}
+	if opts.System {
+		if err := c.installSystem(); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("simulator: %w", err)
+		}
+	}
 	c.RetroArch = &fakeretroarch.Server{
 		ListenAddr:    opts.RetroArchAddr,
 		SavestateDir:  c.Path("/userdata/saves"),
@@ -161,6 +184,23 @@ func Start(opts Options) (*Cabinet, error) {
 	}
 	c.ESServer = ln
 	return c, nil
+}
+
+// installSystem puts the fake batocera-audio, update check and game pads
+// in the tree.
+func (c *Cabinet) installSystem() error {
+	if err := faketools.InstallAudio(c.Root, SystemVolume, false); err != nil {
+		return err
+	}
+	if err := faketools.InstallUpdateCheck(c.Root, SystemUpdate, false); err != nil {
+		return err
+	}
+	in, err := fakeinput.New(c.Root)
+	if err != nil {
+		return err
+	}
+	c.Input = in
+	return in.Connect(SystemPad, SystemPadID, 80)
 }
 
 // Path resolves a cabinet path (/userdata/…) inside the fake tree.

@@ -14,6 +14,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/cmd/cabinet/logfile"
 	"github.com/batocera-cabinet/cabinet/daemon"
 	"github.com/batocera-cabinet/cabinet/daemon/httpauth"
+	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/simulator"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeromm"
 	"github.com/batocera-cabinet/cabinet/simulator/mqttbroker"
@@ -32,6 +33,7 @@ for you to try the MCP tools, until Ctrl-C (--once: exit after the evening).`, &
 	once := fs.Bool("once", false, "exit after the scripted evening")
 	scale := fs.Float64("speed", 1, "speed of the evening (2 = twice as fast; at most 5)")
 	keep := fs.String("dir", "", "keep the simulator's files in DIR (default: a temporary folder)")
+	capture := fs.String("capture", "", "at the end, write everything published to FILE as `mosquitto_sub -V 5 --retain-as-published -F '%r %t %p'` lines (for validate_discovery.py)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -60,7 +62,7 @@ for you to try the MCP tools, until Ctrl-C (--once: exit after the evening).`, &
 		return err
 	}
 	defer esErr.Close()
-	cab, err := simulator.Start(simulator.Options{Dir: dir, LaunchDelay: 300 * time.Millisecond, ScriptStderr: esErr, RomM: true})
+	cab, err := simulator.Start(simulator.Options{Dir: dir, LaunchDelay: 300 * time.Millisecond, ScriptStderr: esErr, RomM: true, System: true})
 	if err != nil {
 		return err
 	}
@@ -69,7 +71,7 @@ for you to try the MCP tools, until Ctrl-C (--once: exit after the evening).`, &
 	// household would, and the tools use the paired token.
 	conf, err := cab.WriteConfig(dir, "cabinet.name=Demo Cabinet", "cabinet.mqtt.broker="+broker.URL(),
 		fmt.Sprintf("cabinet.tracker.min_session_seconds=%d", demoMinSession(*scale)), "cabinet.log.level=debug",
-		"cabinet.romm.token_file=", "cabinet.library.allow_install=1")
+		"cabinet.romm.token_file=", "cabinet.library.allow_install=1", "cabinet.ha.power=1")
 	if err != nil {
 		return err
 	}
@@ -113,6 +115,7 @@ for you to try the MCP tools, until Ctrl-C (--once: exit after the evening).`, &
 	fmt.Fprintf(out, "  cabinet id      %s   (Home Assistant device \"Demo Cabinet\")\n", id)
 	fmt.Fprintf(out, "  EmulationStation (simulated) %s\n", cab.ESURL())
 	fmt.Fprintf(out, "  RomM (simulated)             %s   (the cabinet pairs with it below)\n", cab.RomMURL())
+	fmt.Fprintf(out, "  system tools    %s\n", demoSystemNote(cab))
 	fmt.Fprintf(out, "  config          %s\n", conf)
 	fmt.Fprintf(out, "  log             %s\n", cfg.Layout().Log())
 	fmt.Fprintf(out, "  MCP over HTTP   %s   (bearer token %s)\n", mcpURL, token)
@@ -141,7 +144,7 @@ for you to try the MCP tools, until Ctrl-C (--once: exit after the evening).`, &
 			return demoPairRomM(ctx, &cfg, cab, out, *scale)
 		}}
 	steps = slices.Concat(steps[:1], []simulator.Step{pair}, steps[1:3], cab.RomMGame(1 / *scale),
-		demoInstall(exe, denv.Environ, out, *scale), steps[3:])
+		demoInstall(exe, denv.Environ, out, *scale), demoHousehold(broker, haentities.Settings{ID: id, BaseTopic: cfg.MQTT.BaseTopic}, *scale), steps[3:])
 	err = cab.Play(ctx, steps, say)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(c.env.Stderr, "demo: %v\n", err)
@@ -164,7 +167,13 @@ for you to try the MCP tools, until Ctrl-C (--once: exit after the evening).`, &
 		}
 	}
 	stop()
-	return <-done
+	err = <-done
+	if *capture != "" {
+		if werr := os.WriteFile(*capture, broker.Capture(), 0o644); werr != nil && err == nil {
+			err = fmt.Errorf("write the capture: %w", werr)
+		}
+	}
+	return err
 }
 
 // maxDemoSpeed keeps the evening's logged sessions comfortably above a

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,8 +18,9 @@ import (
 // only RomM has is installed and started with `cabinet call
 // library_install`, and RomM sees it played.
 func TestDemo(t *testing.T) {
-	cabinettest.Long(t, "the whole scripted evening, about 17 s")
-	code, out, errOut := runBinary(t, nil, "demo", "--once", "--speed", "4")
+	cabinettest.Long(t, "the whole scripted evening, about 35 s")
+	capture := filepath.Join(t.TempDir(), "capture.txt")
+	code, out, errOut := runBinary(t, nil, "demo", "--once", "--speed", "4", "--capture", capture)
 	if code != 0 || strings.Contains(errOut, "demo:") {
 		t.Fatalf("cabinet demo: exit %d\nstderr:\n%s\nstdout:\n%s", code, errOut, lastLines(out, 30))
 	}
@@ -29,9 +32,35 @@ func TestDemo(t *testing.T) {
 		"/pair/device?user_code=", "someone approves code", "paired: RomM knows the cabinet as device", "the code showed on the TV ", "RomM now playing         Alpha Quest",
 		"RomM now playing         (nothing)", "RomM play history +      Alpha Quest", "play session  Alpha Quest",
 		"Installed Cosmic Crusade (snes). Launched Cosmic Crusade (snes)", "RomM now playing         Cosmic Crusade",
-		"play session  Cosmic Crusade", "2 session(s) delivered, 2 unmatched"} {
+		"play session  Cosmic Crusade", "2 session(s) delivered, 2 unmatched",
+		// Home Assistant's side of the evening (issue 17).
+		"HA volume                 40", "HA mute                   ON", "HA controllers            2",
+		`HA controller             {"event_type":"connected","name":"Pro Controller"}`,
+		`HA controller             {"event_type":"disconnected","name":"Pro Controller"}`,
+		"HA power_state            restarting_es", "power_state          running", "volume               40"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, lastLines(out, 40))
 		}
 	}
+	// The whole evening as Home Assistant received it: no dead entity.
+	b, err := os.ReadFile(capture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cabinettest.ValidateCapture(t, "demo evening", b)
+	if !strings.Contains(string(b), "batocera/"+demoPowerID(b)+"/power_state stopped") {
+		t.Errorf("the demo's clean stop did not publish power_state stopped")
+	}
+}
+
+// demoPowerID is the demo cabinet's id, read from its capture.
+func demoPowerID(capture []byte) string {
+	for _, line := range strings.Split(string(capture), "\n") {
+		if _, rest, ok := strings.Cut(line, " batocera/"); ok {
+			if id, _, ok := strings.Cut(rest, "/"); ok {
+				return id
+			}
+		}
+	}
+	return ""
 }

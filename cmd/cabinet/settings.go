@@ -99,7 +99,7 @@ func toolsSettings(cfg *config.Config) tools.Settings {
 	p.StateDir = cfg.StatePath()
 	p.ScreenshotDir = cfg.ScreenshotPath()
 	return tools.Settings{ESURL: cfg.ESURL, RetroArchAddr: cfg.RetroArchAddr, Paths: p, Name: cfg.Name,
-		ReadOnly: cfg.MCP.ReadOnly, DryRun: cfg.MCP.DryRun, Power: cfg.MCP.Power, Root: cfg.Root,
+		ReadOnly: cfg.MCP.ReadOnly, DryRun: cfg.MCP.DryRun, Power: cfg.MCP.Power, Audio: cfg.Path(sysaudio.DefaultBin), Root: cfg.Root,
 		RomM: tools.RomMSettings{URL: cfg.RomM.URL, Token: rommToken(cfg), CAFile: resolvedFile(cfg, cfg.RomM.CAFile),
 			PlatformMap: cfg.RomM.PlatformMap, DeviceID: rommDeviceID(cfg)},
 		ROMarr:      tools.ROMarrSettings{URL: cfg.ROMarr.URL, APIKey: cfg.ROMarr.APIKey.Reveal()},

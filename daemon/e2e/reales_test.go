@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/packaging"
+	"github.com/batocera-cabinet/cabinet/simulator"
 	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/reales"
 )
@@ -43,8 +44,15 @@ type realRig struct {
 // ES, so ES's start event already finds it up. ES is started last.
 func newRealRig(t *testing.T, through string, opts reales.Options) *realRig {
 	t.Helper()
+	return newRealRigWith(t, through, opts, simulator.Options{})
+}
+
+// newRealRigWith is newRealRig with more of the simulator and extra
+// configuration lines.
+func newRealRigWith(t *testing.T, through string, opts reales.Options, so simulator.Options, extra ...string) *realRig {
+	t.Helper()
 	reales.Require(t)
-	r := newRig(t, startBroker(t, cabinettest.Embedded))
+	r := newRigWith(t, startBroker(t, cabinettest.Embedded), so, extra...)
 	r.rewriteConfig("cabinet.es.url", reales.URL)
 	opts.Dir = cabinettest.TempDir(t, "reales")
 	opts.Env = r.env()

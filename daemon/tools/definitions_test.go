@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/batocera-cabinet/cabinet/daemon/power"
+	"github.com/batocera-cabinet/cabinet/daemon/sysaudio"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/toolsnaps from the current tool definitions")
@@ -27,16 +28,16 @@ var (
 		"batocera_get_health", "batocera_play_history"}
 	writeTools = []string{"batocera_launch_game", "batocera_show_message", "batocera_reload_games",
 		"batocera_pause_game", "batocera_save_state", "batocera_change_save_slot", "batocera_take_screenshot",
-		"batocera_adjust_volume"}
+		"batocera_adjust_volume", "batocera_set_volume"}
 	destructiveTools = []string{"batocera_quit_game", "batocera_load_state", "batocera_reset_game", "batocera_power"}
-	idempotentWrites = []string{"batocera_quit_game", "batocera_reload_games"}
+	idempotentWrites = []string{"batocera_quit_game", "batocera_reload_games", "batocera_set_volume"}
 )
 
 // allDefinitions builds every tool, play history and power included,
 // without dependencies (definitions never touch them).
 func allDefinitions(t *testing.T) []server.ServerTool {
 	t.Helper()
-	ts := buildToolset(newWiring(Deps{History: stubHistory{}, Power: &power.Runner{}}, Options{}))
+	ts := buildToolset(newWiring(Deps{History: stubHistory{}, Power: &power.Runner{}, Volume: &sysaudio.Audio{}}, Options{}))
 	return ts.registered(false)
 }
 

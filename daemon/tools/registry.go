@@ -98,6 +98,9 @@ func buildToolset(w wiring) *toolset {
 		maxBytes: o.MaxScreenshotBytes}))
 	ts.addWrite(resetGameTool(ra, g, d.Name))
 	ts.addWrite(adjustVolumeTool(ra, g, d.Name))
+	if d.Volume != nil {
+		ts.addWrite(setVolumeTool(d.Volume, g, d.Name))
+	}
 	if d.Power != nil {
 		ts.addWrite(powerTool(d.Power, g, d.Name))
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/library/romm"
 	"github.com/batocera-cabinet/cabinet/daemon/power"
 	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
+	"github.com/batocera-cabinet/cabinet/daemon/sysaudio"
 )
 
 // Settings are what a tools server is built from; cmd/cabinet maps the
@@ -37,6 +38,9 @@ type Settings struct {
 	// library_uninstall, with the install lock file InstallLock.
 	AllowInstall bool
 	InstallLock  string
+	// Audio is batocera-audio's path: batocera_set_volume when it is
+	// there.
+	Audio string
 	// Power is cabinet.mcp.power: batocera_power (restart ES, reboot, shut
 	// down, as ES's Quit menu), refused while an install holds InstallLock.
 	// Never in read-only mode.
@@ -80,6 +84,9 @@ func Build(s Settings, version string, dryRun bool, extra Deps) (*Server, error)
 			Screen: pairing.CabinetScreen{ES: esc, RetroArch: retroarch.New(s.RetroArchAddr, retroarch.WithTimeout(time.Second))}}
 	}
 	deps.Library = lib
+	if a := (&sysaudio.Audio{Bin: s.Audio}); s.Audio != "" && a.Available() {
+		deps.Volume = a
+	}
 	if s.Power && !s.ReadOnly {
 		deps.Power = &power.Runner{ES: esc, Routes: es.NewPowerClient(esc), Busy: installBusy(s.InstallLock)}
 	}

@@ -59,6 +59,9 @@ type Deps struct {
 	ResolvePath func(string) string
 	// Power, when set (cabinet.mcp.power), registers batocera_power.
 	Power Power
+	// Volume, when set (the cabinet has batocera-audio), registers
+	// batocera_set_volume.
+	Volume Volume
 }
 
 // Options are the server's switches.

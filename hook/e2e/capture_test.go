@@ -1,12 +1,8 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -90,43 +86,11 @@ func types(evs []event) []string {
 	return out
 }
 
-// validatorPath is the strict HA discovery validator kept beside the
-// haentities goldens.
-func validatorPath(t *testing.T) string {
-	t.Helper()
-	root, err := cabinettest.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(root, "haentities", "testdata", "validate_discovery.py")
-}
-
 // validateCapture runs validate_discovery.py --strict --format rtp over the
-// capture and fails the test with its report unless it exits 0.
+// broker's capture.
 func validateCapture(t *testing.T, b *testBroker) {
 	t.Helper()
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Fatalf("python3 is needed for validate_discovery.py: %v", err)
-	}
-	text := b.CaptureText()
-	if !bytes.Contains(text, []byte("homeassistant/")) {
-		t.Fatalf("capture holds no discovery config:\n%s", text)
-	}
-	f := filepath.Join(cabinettest.TempDir(t, "validate"), "capture.txt")
-	if err := os.WriteFile(f, text, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(py, validatorPath(t), "--strict", "--format", "rtp", f).CombinedOutput()
-	if err != nil {
-		t.Fatalf("validate_discovery.py --strict --format rtp (%s capture, %d lines): %v\n%s", b.Kind, bytes.Count(text, []byte("\n")), err, out)
-	}
-	t.Logf("validate_discovery.py: %s", lastLine(out))
-}
-
-func lastLine(b []byte) string {
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	return lines[len(lines)-1]
+	cabinettest.ValidateCapture(t, string(b.Kind)+" capture", b.CaptureText())
 }
 
 // describe renders publishes for failure messages.

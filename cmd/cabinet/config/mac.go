@@ -42,8 +42,10 @@ func (c *Config) CabinetMAC() string {
 // EnsureCabinetMAC returns the kept MAC address, choosing it the first time
 // with detect (the default route's interface) and keeping it, so that the
 // hook and the daemon always publish the same device block, whatever
-// interface routes later. When detect finds none (no network yet at boot)
-// nothing is kept and "" is returned: the next call tries again.
+// interface routes later. Only a kept address is returned: when detect
+// finds none (no network yet at boot) or it cannot be kept (a full disk),
+// the answer is "" and the next call tries again — a device block that
+// changed at every run would make every hook rewrite the discovery.
 func (c *Config) EnsureCabinetMAC(detect func() (string, error)) string {
 	if mac := c.CabinetMAC(); mac != "" {
 		return mac
@@ -53,11 +55,11 @@ func (c *Config) EnsureCabinetMAC(detect func() (string, error)) string {
 		return ""
 	}
 	if err := os.MkdirAll(c.StatePath(), 0o755); err != nil {
-		return mac
+		return ""
 	}
 	tmp, err := os.CreateTemp(c.StatePath(), ".mac-*")
 	if err != nil {
-		return mac
+		return ""
 	}
 	defer os.Remove(tmp.Name())
 	_, err = tmp.WriteString(mac + "\n")
@@ -70,8 +72,5 @@ func (c *Config) EnsureCabinetMAC(detect func() (string, error)) string {
 			os.Rename(tmp.Name(), c.Layout().MAC())
 		}
 	}
-	if kept := c.CabinetMAC(); kept != "" {
-		return kept
-	}
-	return mac
+	return c.CabinetMAC()
 }

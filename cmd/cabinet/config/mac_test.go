@@ -29,6 +29,11 @@ func TestEnsureCabinetMAC(t *testing.T) {
 	if got := c.EnsureCabinetMAC(detect("02:00:00:00:00:01", nil)); got != "b8:27:eb:12:34:56" || calls != 0 {
 		t.Fatalf("got %q after %d detections, want the kept one and none", got, calls)
 	}
+	// A state dir that cannot be written: nothing kept, nothing returned.
+	ro := &Config{StateDir: "/proc/cabinet-test-cannot-write"}
+	if got := ro.EnsureCabinetMAC(detect("b8:27:eb:12:34:56", nil)); got != "" {
+		t.Errorf("a MAC that could not be kept was returned: %q", got)
+	}
 	if err := os.WriteFile(c.Layout().MAC(), []byte("garbage\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package batocera
+package faketools
 
 import (
 	"context"
@@ -6,17 +6,36 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon/osupdate"
 	"github.com/batocera-cabinet/cabinet/daemon/sysaudio"
+	"github.com/batocera-cabinet/cabinet/simulator/batocera"
 )
 
 // fakeShells are the shells the fakes must run under: /bin/sh, dash (the
 // strictest common POSIX sh) and bash (Batocera's own scripts' shell),
 // those present.
+// absPath finds absolute paths in a script (as simulator/batocera's test).
+var absPath = regexp.MustCompile(`(?m)(?:^|[\s"'=(<>!])(/[^\s"';|)&<>]*)`)
+
+// shellSafeTempDir is a fresh directory the scripts can use unquoted.
+func shellSafeTempDir(t *testing.T, what string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "cabinet-faketools-"+what+"-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := shellSafe(dir); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 func fakeShells(t *testing.T) []string {
 	t.Helper()
 	shells := []string{"/bin/sh"}
@@ -45,12 +64,33 @@ func under(shell string, exec func(context.Context, string, ...string) ([]byte, 
 	}
 }
 
+// Result is what a script printed and its exit status.
+type Result struct {
+	Stdout, Stderr string
+	ExitCode       int
+}
+
 func runScript(t *testing.T, shell, script string, args ...string) Result {
 	t.Helper()
-	if shell == "" {
-		return run(t, runSpec{timeout: 10 * time.Second}, script, args...)
+	name := script
+	if shell != "" {
+		name, args = shell, append([]string{script}, args...)
 	}
-	return run(t, runSpec{timeout: 10 * time.Second}, shell, append([]string{script}, args...)...)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	res := Result{Stdout: stdout.String(), Stderr: stderr.String()}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		res.ExitCode = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("run %s: %v", name, err)
+	}
+	return res
 }
 
 func TestFakeAudioClient(t *testing.T) {
@@ -235,8 +275,8 @@ func TestFakeUpdateCheckClient(t *testing.T) {
 				if res, err := check(newer, false); err != nil || res != (osupdate.Result{Latest: newer, Available: true}) {
 					t.Errorf("newer published: %+v, %v", res, err)
 				}
-				if res, err := check("", false); err != nil || res != (osupdate.Result{Latest: Version}) {
-					t.Errorf("installed version published: %+v, %v; want {%s false}", res, err, Version)
+				if res, err := check("", false); err != nil || res != (osupdate.Result{Latest: defaultVersion}) {
+					t.Errorf("installed version published: %+v, %v; want {%s false}", res, err, defaultVersion)
 				}
 				if res, err := check(newer, true); !errors.Is(err, osupdate.ErrOffline) {
 					t.Errorf("offline: %+v, %v; want ErrOffline", res, err)
@@ -278,14 +318,16 @@ func TestFakeUpdateCheckOffline(t *testing.T) {
 	}
 }
 
+// TestFakeUpdateCheckInTree installs the fake into simulator/batocera's
+// tree, where Batocera's own scripts run.
 func TestFakeUpdateCheckInTree(t *testing.T) {
-	tr := New(t)
+	tr := batocera.New(t)
 	if err := InstallUpdateCheck(tr.Root(), "", false); err != nil {
 		t.Fatal(err)
 	}
 	r := tr.Run(t, "batocera-upgrade", "--check-upgrade")
-	if r.Stdout != Version+"\n" || r.ExitCode != 12 {
-		t.Errorf("batocera-upgrade --check-upgrade in the tree = %q, exit %d; want %q, exit 12", r.Stdout, r.ExitCode, Version+"\n")
+	if r.Stdout != batocera.Version+"\n" || r.ExitCode != 12 {
+		t.Errorf("batocera-upgrade --check-upgrade in the tree = %q, exit %d; want %q, exit 12", r.Stdout, r.ExitCode, batocera.Version+"\n")
 	}
 }
 

@@ -1,11 +1,12 @@
-package batocera
-
-// Fakes of batocera-audio and of Batocera's update check, installable in
-// a Tree or in any root directory (cabinet demo uses a plain root): POSIX
+// Package faketools fakes Batocera's own tools that Cabinet runs:
+// batocera-audio and the update check, installable in a
+// simulator/batocera Tree or in any root directory (cabinet demo uses a
+// plain root, and this package links no testing code): POSIX
 // sh scripts, run under dash as well as bash, that take the real ones'
 // arguments and print what they print, keeping their state in a file of
 // the root so that a test, or a person at the demo's shell, can change
 // the volume "on the cabinet" by running the script itself.
+package faketools
 
 import (
 	"errors"
@@ -125,7 +126,7 @@ func installUpdate(root, bin, script, latest string, fail bool) error {
 		if err := os.MkdirAll(filepath.Dir(vf), 0o755); err != nil {
 			return fmt.Errorf("fake update check: %w", err)
 		}
-		if err := os.WriteFile(vf, []byte(Version+"\n"), 0o644); err != nil {
+		if err := os.WriteFile(vf, []byte(defaultVersion+"\n"), 0o644); err != nil {
 			return fmt.Errorf("fake update check: %w", err)
 		}
 	}
@@ -134,6 +135,23 @@ func installUpdate(root, bin, script, latest string, fail bool) error {
 		mode = "offline"
 	}
 	return writeState(root, updateState, mode+"\n"+latest+"\n")
+}
+
+// defaultVersion is the batocera.version written when the root has none
+// (simulator/batocera's tree's).
+const defaultVersion = "43 2026/05/14 10:00"
+
+// shellSafe refuses a root the scripts could not use unquoted.
+func shellSafe(root string) error {
+	if !filepath.IsAbs(root) {
+		return fmt.Errorf("fake tools root %q must be an absolute path", root)
+	}
+	for _, r := range root {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._+-", r)) {
+			return fmt.Errorf("fake tools root %q must be a path of letters, digits and ./_+- only (the scripts use it unquoted): set TMPDIR to such a path", root)
+		}
+	}
+	return nil
 }
 
 // installScript writes script, with @ROOT@ replaced by root, to rel in
