@@ -1,6 +1,8 @@
 package osupdate
 
 import (
+	"github.com/batocera-cabinet/cabinet/daemon/sysexec"
+
 	"errors"
 	"testing"
 	"unicode"
@@ -16,7 +18,7 @@ func FuzzParseCheck(f *testing.F) {
 	f.Fuzz(func(t *testing.T, out []byte, code int) {
 		res, err := parseCheck(out, code)
 		if err != nil {
-			if n := utf8.RuneCountInString(err.Error()); n > maxSnippet+200 {
+			if n := utf8.RuneCountInString(err.Error()); n > sysexec.MaxSnippet+200 {
 				t.Fatalf("error of %d chars: %q", n, err)
 			}
 			if errors.Is(err, ErrMalformed) && code != exitUpdate && code != exitUpToDate {

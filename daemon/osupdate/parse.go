@@ -1,15 +1,13 @@
 package osupdate
 
 import (
+	"github.com/batocera-cabinet/cabinet/daemon/sysexec"
+
 	"fmt"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 )
-
-// maxSnippet bounds how much of a command's output an error quotes.
-const maxSnippet = 200
 
 // parseCheck reads a check's stdout and exit status.
 func parseCheck(out []byte, code int) (Result, error) {
@@ -57,25 +55,5 @@ func parseVersion(out []byte) (string, error) {
 	return s, nil
 }
 
-// snippet quotes at most maxSnippet characters of b, escapes included,
-// and says how long b was when it cut.
-func snippet(b []byte) string {
-	var sb strings.Builder
-	sb.WriteByte('"')
-	for i := 0; i < len(b); {
-		r, n := utf8.DecodeRune(b[i:])
-		q := strconv.Quote(string(b[i : i+n]))
-		if r == utf8.RuneError && n == 1 {
-			q = fmt.Sprintf(`"\x%02x"`, b[i])
-		}
-		q = q[1 : len(q)-1]
-		if sb.Len()+len(q) > maxSnippet {
-			fmt.Fprintf(&sb, `"… (%d bytes)`, len(b))
-			return sb.String()
-		}
-		sb.WriteString(q)
-		i += n
-	}
-	sb.WriteByte('"')
-	return sb.String()
-}
+// snippet quotes at most sysexec.MaxSnippet characters of b.
+func snippet(b []byte) string { return sysexec.Snippet(b) }

@@ -8,63 +8,17 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/batocera-cabinet/cabinet/daemon/sysexec"
 )
 
-// maxStderr bounds the stderr Exec keeps for an ExitError.
-const maxStderr = 1 << 10
-
-// waitDelay is how long Exec waits for output pipes once the command is
-// gone or killed: a grandchild holding them must not hold the caller.
-const waitDelay = 500 * time.Millisecond
-
 // ExitError is a command that ran and exited non-zero.
-type ExitError struct {
-	Code   int
-	Stderr string // at most 1 KiB of it
-}
+type ExitError = sysexec.ExitError
 
-func (e *ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
-
-// ExitCode is the command's exit status.
-func (e *ExitError) ExitCode() int { return e.Code }
-
-// Exec runs name with args, without a shell and with the caller's
-// environment, and returns at most MaxOutput+1 bytes of its stdout (the
-// caller sees the overflow; the rest is drained so the command never
-// blocks on a full pipe). A non-zero exit is an *ExitError; when ctx ends
-// first, the command and everything it started are killed and the error
-// is ctx's.
+// Exec runs batocera-audio (sysexec.Run, at most MaxOutput+1 bytes of
+// stdout: the caller sees an overflow).
 func Exec(ctx context.Context, name string, args ...string) ([]byte, error) {
-	stdout := &capped{max: MaxOutput + 1}
-	stderr := &capped{max: maxStderr}
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.WaitDelay = waitDelay
-	ownProcessGroup(cmd)
-	err := cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-		return stdout.b, nil
-	case ctx.Err() != nil:
-		return stdout.b, ctx.Err()
-	case errors.As(err, &exit) && exit.ExitCode() >= 0:
-		return stdout.b, &ExitError{Code: exit.ExitCode(), Stderr: string(stderr.b)}
-	}
-	return stdout.b, err
-}
-
-// capped keeps the first max bytes written to it and drops the rest.
-type capped struct {
-	b   []byte
-	max int
-}
-
-func (c *capped) Write(p []byte) (int, error) {
-	if room := c.max - len(c.b); room > 0 {
-		c.b = append(c.b, p[:min(room, len(p))]...)
-	}
-	return len(p), nil
+	return sysexec.Run(ctx, MaxOutput+1, name, args...)
 }
 
 // commandError says what went wrong with the command op, run with
@@ -86,15 +40,10 @@ func commandError(ctx context.Context, op string, timeout time.Duration, err err
 
 // stderrOf is ": <what the command said>" from an ExitError, or "".
 func stderrOf(err error) string {
-	var e *ExitError
-	if !errors.As(err, &e) {
-		return ""
+	if s := sysexec.Stderr(err); s != "" {
+		return ": " + snippet([]byte(s))
 	}
-	s := strings.TrimSpace(e.Stderr)
-	if s == "" {
-		return ""
-	}
-	return ": " + snippet([]byte(s))
+	return ""
 }
 
 // commandLine is how errors name a call.

@@ -1,6 +1,8 @@
 package sysaudio
 
 import (
+	"github.com/batocera-cabinet/cabinet/daemon/sysexec"
+
 	"errors"
 	"testing"
 	"unicode/utf8"
@@ -9,7 +11,7 @@ import (
 var fuzzSeeds = []string{"80\n", "0", "yes\n", "no\n", "\n", "", usage, "1000\n", "9999\n", "80\r\n", "\xff\xfe", "yes\nno"}
 
 // An error may quote output, but never more than about maxSnippet chars.
-const maxErrorLen = maxSnippet + 200
+const maxErrorLen = sysexec.MaxSnippet + 200
 
 func FuzzParseLevel(f *testing.F) {
 	for _, s := range fuzzSeeds {

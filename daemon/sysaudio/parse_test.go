@@ -1,6 +1,8 @@
 package sysaudio
 
 import (
+	"github.com/batocera-cabinet/cabinet/daemon/sysexec"
+
 	"errors"
 	"strings"
 	"testing"
@@ -79,7 +81,7 @@ func TestSnippet(t *testing.T) {
 		}
 	}
 	long := snippet([]byte(strings.Repeat("\x01", 5000)))
-	if utf8.RuneCountInString(long) > maxSnippet+30 || !strings.HasSuffix(long, "(5000 bytes)") {
-		t.Errorf("snippet of 5000 bytes = %s (%d chars); want at most ~%d chars and the length", long, len(long), maxSnippet)
+	if utf8.RuneCountInString(long) > sysexec.MaxSnippet+30 || !strings.HasSuffix(long, "(5000 bytes)") {
+		t.Errorf("snippet of 5000 bytes = %s (%d chars); want at most ~%d chars and the length", long, len(long), sysexec.MaxSnippet)
 	}
 }

@@ -29,16 +29,9 @@ func ParseBootTime(stat string) (time.Time, error) {
 		n, err := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
 		// Before 2000 or in the far future: a broken clock, not a boot.
 		if err != nil || n < 946684800 || n > 32503680000 {
-			return time.Time{}, fmt.Errorf("/proc/stat: btime %q is not a boot time", clipReading(rest))
+			return time.Time{}, fmt.Errorf("/proc/stat: btime %q is not a boot time", truncate(rest))
 		}
 		return time.Unix(n, 0), nil
 	}
 	return time.Time{}, fmt.Errorf("/proc/stat has no btime line")
-}
-
-func clipReading(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "…"
-	}
-	return s
 }

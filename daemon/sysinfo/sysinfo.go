@@ -1,6 +1,8 @@
 // Package sysinfo reads the few facts about the cabinet's machine that the
-// health tool and the Home Assistant diagnostics report: the hottest thermal
-// zone and the free space of a filesystem, from small bounded system files.
+// health tool and the Home Assistant diagnostics report, from small
+// bounded system files: the hottest thermal zone, the free space of a
+// filesystem, the boot time, load and memory (/proc), and the default
+// route's interface with its MAC and address.
 package sysinfo
 
 import (

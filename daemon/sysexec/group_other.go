@@ -1,6 +1,6 @@
 //go:build !unix
 
-package sysaudio
+package sysexec
 
 import "os/exec"
 

@@ -1,9 +1,0 @@
-//go:build !unix
-
-package osupdate
-
-import "os/exec"
-
-// ownProcessGroup does nothing where there are no process groups;
-// cancellation kills the command only.
-func ownProcessGroup(*exec.Cmd) {}
