@@ -45,10 +45,26 @@ func TestRomMHeartbeatCadence(t *testing.T) {
 		})
 	}
 	beats(1)
+	// The round at now has sent its heartbeat: only then does the clock
+	// move on (a game start wakes the reporter twice, once for the start
+	// and once for the tracker's signal, and counting alone would then run
+	// ahead of a round still under way).
+	beatNow := func() {
+		t.Helper()
+		now := r.clock.Now()
+		cabinettest.WaitFor(t, waitLimit, fmt.Sprintf("a heartbeat at %v", now), nil, func() (bool, string) {
+			hb := fr.Heartbeats()
+			if len(hb) == 0 {
+				return false, "none"
+			}
+			return hb[len(hb)-1].At.Equal(now), fmt.Sprintf("%d, the last at %v", len(hb), hb[len(hb)-1].At)
+		})
+	}
 	const game = 10 * time.Minute
 	for n := 2; time.Duration(n-1)*rommReportInterval <= game; n++ {
 		r.clock.Advance(rommReportInterval)
 		beats(n)
+		beatNow()
 		if len(fr.Active()) != 1 {
 			t.Fatalf("after %v of play RomM shows %d games as playing, want 1", time.Duration(n-1)*rommReportInterval, len(fr.Active()))
 		}
