@@ -1,0 +1,78 @@
+package e2e
+
+import (
+	"testing"
+	"time"
+
+	"github.com/batocera-cabinet/cabinet/haentities"
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
+)
+
+// TestPowerStateLifecycle follows sensor.power_state through the daemon
+// binary's life, on both brokers: a shutdown ends "off" just before
+// offline; a stop without one (an upgrade, batocera-services stop) ends
+// "stopped", never "off"; a kill -9 leaves the last value with the cabinet
+// offline by its last will; a broker that lost everything gets "running"
+// back with the rest at the reconnection.
+func TestPowerStateLifecycle(t *testing.T) {
+	cabinettest.Long(t, "four daemon lives on both brokers")
+	cabinettest.EachBroker(t, func(t *testing.T, kind cabinettest.Kind) {
+		r := newRig(t, startBroker(t, kind))
+		power := r.topic(haentities.PowerState)
+		wait := 15 * time.Second
+
+		// Shutdown: ES's quit shutdown and shutdown events through the
+		// wrappers, then Batocera stops the service.
+		d := r.startOnline()
+		r.obs.WaitLatest(power, haentities.PowerRunning, wait)
+		from := r.obs.Mark()
+		r.hook("quit", "shutdown")
+		r.obs.WaitMsg(from, power, haentities.PowerShuttingDown, wait)
+		from = r.obs.Mark()
+		d.term()
+		r.obs.WaitMsg(from, r.status(), haentities.Offline, wait)
+		var order []string
+		for _, m := range r.obs.Since(from) {
+			if m.Topic == power || m.Topic == r.status() {
+				order = append(order, m.Payload)
+			}
+		}
+		if len(order) < 2 || order[0] != haentities.PowerOff || order[len(order)-1] != haentities.Offline {
+			t.Errorf("a shutdown's stop published %v, want off first and offline last", order)
+		}
+
+		// An upgrade: a stop with no shutdown under way.
+		d = r.startOnline()
+		r.obs.WaitLatest(power, haentities.PowerRunning, wait)
+		from = r.obs.Mark()
+		d.term()
+		r.obs.WaitMsg(from, power, haentities.PowerStopped, wait)
+		for _, m := range r.obs.Since(from) {
+			if m.Topic == power && m.Payload == haentities.PowerOff {
+				t.Errorf("a stop without a shutdown published off")
+			}
+		}
+
+		// kill -9: the last value stays, the last will says offline.
+		d = r.startOnline()
+		r.obs.WaitLatest(power, haentities.PowerRunning, wait)
+		from = r.obs.Mark()
+		d.kill9()
+		r.obs.WaitMsg(from, r.status(), haentities.Offline, wait)
+		if got := r.obs.Retained()[power]; got != haentities.PowerRunning {
+			t.Errorf("after kill -9 power_state is %q, want the last value %q", got, haentities.PowerRunning)
+		}
+
+		// The broker loses everything: running comes back with the rest.
+		d = r.startOnline()
+		r.obs.WaitLatest(power, haentities.PowerRunning, wait)
+		r.broker.Restart(t)
+		r.obs.Reconnect()
+		cabinettest.WaitFor(t, 30*time.Second, "power_state and online retained again", r.obs.Changed, func() (bool, string) {
+			ret := r.obs.Retained()
+			return ret[power] == haentities.PowerRunning && ret[r.status()] == haentities.Online,
+				"power_state " + ret[power] + ", status " + ret[r.status()]
+		})
+		d.term()
+	})
+}
