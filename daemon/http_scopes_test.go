@@ -105,3 +105,35 @@ func TestHTTPTokenScopes(t *testing.T) {
 		t.Error("a revoked token still calls")
 	}
 }
+
+// TestHTTPPowerScope: with cabinet.mcp.power on, batocera_power over HTTP
+// is refused for the default token (read play library) with the scope
+// named, confirmed or not, and reaches the tool for a token with power
+// (unconfirmed here: it only says what it would do); ES gets nothing.
+func TestHTTPPowerScope(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.Tools.Power = true }, nil)
+	url := "http://" + r.d.HTTPAddr() + "/mcp"
+	def, err := httpauth.ReadToken(r.cfg.Layout.Token())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	shutdown := mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "batocera_power", Arguments: map[string]any{"action": "shutdown", "confirm": true}}}
+	res, err := httpSession(t, url, def).CallTool(ctx, shutdown)
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(mcp.TextContent).Text, "this token lacks the scope power:") {
+		t.Errorf("the default token and batocera_power: %v %+v, want the power scope named", err, res)
+	}
+	parents, _, err := httpauth.NewStore(r.cfg.Layout.Token()).Create("parents", httpauth.Scopes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shutdown.Params.Arguments = map[string]any{"action": "shutdown"}
+	res, err = httpSession(t, url, parents).CallTool(ctx, shutdown)
+	if err != nil || res.IsError {
+		t.Fatalf("batocera_power with the power scope: %v %+v", err, res)
+	}
+	if got := powerCalls(r.cab.ES); got != "" {
+		t.Errorf("an unconfirmed batocera_power sent %s", got)
+	}
+}
