@@ -31,7 +31,7 @@ func TestSmartPlugBlueprint(t *testing.T) {
 		}
 		t.Skip("python3 with PyYAML not found: the blueprint is not parsed")
 	}
-	out, err := exec.Command(py, "-c", blueprintJSON, filepath.Join("blueprints", "smart_plug_after_shutdown.yaml")).Output()
+	out, err := exec.Command(py, "-c", blueprintJSON, filepath.Join("..", "packaging", "homeassistant", "smart_plug_after_shutdown.yaml")).Output()
 	if err != nil {
 		t.Fatalf("parse the blueprint: %v", err)
 	}
