@@ -251,6 +251,7 @@ func Run(ctx context.Context, opts Options) error {
 		{"volume", d.runVolume},
 		{"pads", d.runPads},
 		{"update", d.runUpdate},
+		{"artwork", d.runArtwork},
 		{"romm-report", d.reportRomM},
 		{"installs", d.keepInstalls},
 		{"requests", func(ctx context.Context) error { return d.followRequestsOn(ctx, d.requestsWake) }},

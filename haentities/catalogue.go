@@ -70,6 +70,8 @@ type Entity struct {
 	ExpireAfter    int    // seconds; 0 leaves it out
 	Command        bool   // has <state topic>/set (buttons, notify)
 	NoState        bool   // no state topic (buttons, notify)
+	// Image has an image_topic (base64 JPEG) instead of a state topic.
+	Image bool
 	// Min, Max, Step and Mode are a number's range and widget.
 	Min, Max, Step *float64
 	Mode           string

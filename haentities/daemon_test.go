@@ -1,7 +1,10 @@
 package haentities
 
 import (
+	"bytes"
 	"encoding/json"
+	"image"
+	"image/jpeg"
 	"math"
 	"slices"
 	"strings"
@@ -36,7 +39,17 @@ func systemStates(s Settings) []Message {
 	msgs = append(msgs, ControllerEvent(s, ControllerConnected, "Xbox Wireless Controller", goldenNow),
 		ControllerEvent(s, ControllerDisconnected, "Xbox Wireless Controller", goldenNow))
 	msgs = append(msgs, UpdateState(s, "", goldenNow), UpdateState(s, "42 2026/02/01", goldenNow))
+	msgs = append(msgs, ArtworkState(s, tinyJPEG(), goldenNow))
 	return msgs
+}
+
+// tinyJPEG is a 2×2 JPEG, the same bytes every time.
+func tinyJPEG() []byte {
+	var b bytes.Buffer
+	if err := jpeg.Encode(&b, image.NewGray(image.Rect(0, 0, 2, 2)), nil); err != nil {
+		panic(err)
+	}
+	return b.Bytes()
 }
 
 func TestGoldenSystemStates(t *testing.T) {
@@ -72,7 +85,7 @@ func TestDiscoverySets(t *testing.T) {
 		LastBoot, Load, MemoryUsed, IPAddress}
 	// A cabinet with no thermal zone, no batocera.version, no network: those are not announced.
 	bareDiag := []string{FreeSpace, CabinetVersion, OutboxDepth, OutboxDropped, MQTTReconnects}
-	sys := []string{PowerState, Volume, Mute, Controllers, Controller, OSUpdate}
+	sys := []string{PowerState, Volume, Mute, Controllers, Controller, OSUpdate, Artwork}
 	ctl := []string{QuitGame, PauseGame, SaveState, LoadState, Screenshot, ResetGame, ShowMessage}
 	pwr := []string{RestartES, Reboot, Shutdown}
 	cat := func(parts ...[]string) []string { return slices.Concat(parts...) }
@@ -90,8 +103,8 @@ func TestDiscoverySets(t *testing.T) {
 		{"daemon with power", true, false, true, allSources, false, cat(play, diag, sys, pwr), nil},
 		{"daemon with everything", true, true, true, allSources, false, cat(play, diag, sys, ctl, pwr), nil},
 		// No dead entities: what the cabinet lacks is not announced (power state always is).
-		{"daemon on a bare machine", true, false, false, Sources{}, true, cat(play, bareDiag, []string{PowerState}), nil},
-		{"update needs the installed version", true, false, false, Sources{Update: true}, true, cat(play, bareDiag, []string{PowerState}), nil},
+		{"daemon on a bare machine", true, false, false, Sources{}, true, cat(play, bareDiag, []string{PowerState, Artwork}), nil},
+		{"update needs the installed version", true, false, false, Sources{Update: true}, true, cat(play, bareDiag, []string{PowerState, Artwork}), nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -153,6 +166,11 @@ func TestDaemonConfigs(t *testing.T) {
 			}
 			if strings.Contains(m.Topic, "/update/") && (cfg["payload_install"] != nil || cfg["command_topic"] != nil) {
 				t.Errorf("%s: the update entity has an install button", key)
+			}
+		case strings.Contains(m.Topic, "/image/"):
+			if cfg["image_topic"] != s.StateTopic(key) || cfg["image_encoding"] != "b64" || cfg["content_type"] != ImageContentType ||
+				cfg["state_topic"] != nil || cfg["command_topic"] != nil {
+				t.Errorf("%s: image_topic %v encoding %v content_type %v", key, cfg["image_topic"], cfg["image_encoding"], cfg["content_type"])
 			}
 		case strings.Contains(m.Topic, "/number/"), strings.Contains(m.Topic, "/switch/"):
 			if cfg["state_topic"] != s.StateTopic(key) || cfg["command_topic"] != s.CommandTopic(key) || cfg["retain"] != false {

@@ -43,6 +43,9 @@ type config struct {
 	Max                 *float64 `json:"max,omitempty"`
 	Step                *float64 `json:"step,omitempty"`
 	Mode                string   `json:"mode,omitempty"`
+	ImageTopic          string   `json:"image_topic,omitempty"`
+	ImageEncoding       string   `json:"image_encoding,omitempty"`
+	ContentType         string   `json:"content_type,omitempty"`
 	Retain              *bool    `json:"retain,omitempty"`
 	AvailabilityTopic   string   `json:"availability_topic,omitempty"`
 	DeviceClass         string   `json:"device_class,omitempty"`
@@ -105,6 +108,9 @@ func Config(s Settings, e Entity, at time.Time) Message {
 	}
 	if e.Attributes {
 		c.JSONAttributesTopic = s.AttributesTopic(e.Key)
+	}
+	if e.Image {
+		c.ImageTopic, c.ImageEncoding, c.ContentType = s.StateTopic(e.Key), "b64", ImageContentType
 	}
 	if e.Command {
 		// HA publishes commands with this retain flag: a retained "PRESS" would replay at every

@@ -1,6 +1,7 @@
 package haentities
 
 import (
+	"encoding/base64"
 	"strconv"
 	"time"
 
@@ -20,6 +21,9 @@ const (
 	Controllers = "controllers"
 	Controller  = "controller"
 	OSUpdate    = "os" // update.batocera_os ("OS": HA prefixes the device name)
+	// Artwork is image.batocera_artwork: the running game's picture, a
+	// placeholder when idle.
+	Artwork = "artwork"
 )
 
 // Host diagnostics (entity_category diagnostic, beside Diagnostics).
@@ -35,6 +39,7 @@ const (
 	ComponentNumber = "number"
 	ComponentSwitch = "switch"
 	ComponentUpdate = "update"
+	ComponentImage  = "image"
 )
 
 // Power states (the enum options of power_state).
@@ -99,6 +104,7 @@ func systemEntities() []Entity {
 		{Key: Controller, Component: ComponentEvent, Name: "Controller", Icon: "mdi:gamepad-round",
 			EventTypes: []string{ControllerConnected, ControllerDisconnected}},
 		{Key: OSUpdate, Component: ComponentUpdate, Name: "OS", Icon: "mdi:update"},
+		{Key: Artwork, Component: ComponentImage, Name: "Artwork", Image: true, NoState: true},
 	}
 }
 
@@ -220,4 +226,13 @@ type updateState struct {
 func UpdateState(s Settings, latest string, at time.Time) Message {
 	u := updateState{Installed: cleanVersion(s.BatoceraVersion), Latest: cleanVersion(latest), Title: "Batocera"}
 	return retained(s.StateTopic(OSUpdate), marshal(u), KindState, at)
+}
+
+// ImageContentType is the one content type of every published picture.
+const ImageContentType = "image/jpeg"
+
+// ArtworkState is the retained picture of image.batocera_artwork: a JPEG
+// (daemon/artwork), base64-encoded so the payload stays text.
+func ArtworkState(s Settings, jpeg []byte, at time.Time) Message {
+	return retained(s.StateTopic(Artwork), []byte(base64.StdEncoding.EncodeToString(jpeg)), KindState, at)
 }

@@ -201,7 +201,7 @@ func showStates(ctx context.Context, b *mqttbroker.Broker, id string, out interf
 			if entity == m.Topic || strings.Contains(entity, "/") {
 				continue
 			}
-			fmt.Fprintf(out, "%s   HA %-22s %s\n", time.Now().Format("15:04:05"), entity, m.Payload)
+			fmt.Fprintf(out, "%s   HA %-22s %s\n", time.Now().Format("15:04:05"), entity, shownPayload(entity, m.Payload))
 		}
 		seen = len(msgs)
 		select {
@@ -219,7 +219,7 @@ func finalStates(b *mqttbroker.Broker, id string) []string {
 	for _, m := range b.Messages() {
 		entity := strings.TrimPrefix(m.Topic, prefix)
 		if entity != m.Topic && !strings.Contains(entity, "/") && m.Retain {
-			latest[entity] = string(m.Payload)
+			latest[entity] = shownPayload(entity, m.Payload)
 		}
 	}
 	var out []string
@@ -228,6 +228,15 @@ func finalStates(b *mqttbroker.Broker, id string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// shownPayload is a state as the demo prints it: a picture (base64 JPEG)
+// by its size, the rest as it is.
+func shownPayload(entity string, payload []byte) string {
+	if entity == haentities.Artwork {
+		return fmt.Sprintf("(a JPEG picture, %d KB)", len(payload)*3/4/1024)
+	}
+	return string(payload)
 }
 
 func hostOf(addr string) string { h, _, _ := strings.Cut(addr, ":"); return h }

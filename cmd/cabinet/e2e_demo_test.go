@@ -37,7 +37,8 @@ func TestDemo(t *testing.T) {
 		"HA volume                 40", "HA mute                   ON", "HA controllers            2",
 		`HA controller             {"event_type":"connected","name":"Pro Controller"}`,
 		`HA controller             {"event_type":"disconnected","name":"Pro Controller"}`,
-		"HA power_state            restarting_es", "power_state          running", "volume               40"} {
+		"HA power_state            restarting_es", "power_state          running", "volume               40",
+		"HA artwork                (a JPEG picture, "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, lastLines(out, 40))
 		}

@@ -1,0 +1,107 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"image/png"
+	"testing"
+	"time"
+
+	"github.com/batocera-cabinet/cabinet/daemon/artwork"
+	"github.com/batocera-cabinet/cabinet/daemon/es"
+	"github.com/batocera-cabinet/cabinet/haentities"
+	"github.com/batocera-cabinet/cabinet/hook/journal"
+	"github.com/batocera-cabinet/cabinet/hook/socket"
+	"github.com/batocera-cabinet/cabinet/hook/tracker"
+	"github.com/batocera-cabinet/cabinet/simulator"
+	"github.com/batocera-cabinet/cabinet/simulator/fakeretroarch"
+)
+
+// TestArtwork: the placeholder while idle; a game with a box art shows it
+// (a JPEG of at most 512 px, base64 on the image topic); one whose picture
+// is not an image (an SVG) shows the placeholder; the game's end brings the
+// placeholder back.
+func TestArtwork(t *testing.T) {
+	// ES's media paths (/userdata/…) are read under cabinet.paths.root.
+	r := newRig(t, nil, func(r *rig) { r.cfg.Tools.Root = r.cab.Root })
+	topic := r.settings.StateTopic(haentities.Artwork)
+	placeholder := base64.StdEncoding.EncodeToString(artwork.Placeholder())
+	r.retained(topic, func(v string) bool { return v == placeholder })
+
+	games := r.cab.Library.Games("nes")
+	cover, svg := games[0], games[1]
+	img := image.NewRGBA(image.Rect(0, 0, 1000, 1400))
+	for i := range img.Pix {
+		img.Pix[i] = uint8(i)
+	}
+	img.Set(0, 0, color.White)
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	c, err := es.New(es.Config{URL: r.cab.ESURL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := es.NewMetadataWriter(c)
+	if err := w.UploadMedia(ctx, "nes", cover.ID, "thumbnail", "image/png", b.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.UploadMedia(ctx, "nes", svg.ID, "thumbnail", "image/png", []byte(`<svg xmlns="http://www.w3.org/2000/svg"/>`)); err != nil {
+		t.Fatal(err)
+	}
+
+	// ES's game-start and game-end hooks, as the wrappers hand them over.
+	hook := func(kind tracker.Kind, path, name string) {
+		t.Helper()
+		ev := r.stamped(kind)
+		ev.Path, ev.Name, ev.System = path, name, "nes"
+		if err := socket.Deliver(ctx, r.cfg.Layout.Socket(), journal.NewKey(ev), ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	play := func(id string) {
+		t.Helper()
+		// ES's UI takes a moment to come back after a game (ReturnDelay).
+		deadline := time.Now().Add(waitLimit)
+		for err := r.cab.ES.Launch("nes", id); err != nil; err = r.cab.ES.Launch("nes", id) {
+			if time.Now().After(deadline) {
+				t.Fatal(err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		waitRA(t, r.cab.RetroArch, "game loaded", func(s fakeretroarch.Snapshot) bool { return s.Loaded })
+		g, _ := r.cab.ES.Running()
+		hook(tracker.KindGameStart, g.Path, g.Name)
+	}
+	end := func() {
+		t.Helper()
+		if err := simulator.EndGame(ctx, r.cab); err != nil {
+			t.Fatal(err)
+		}
+		r.clock.Advance(time.Second)
+		hook(tracker.KindGameEnd, "", "")
+	}
+	play(cover.ID)
+	got := r.retained(topic, func(v string) bool { return v != placeholder })
+	pic, err := base64.StdEncoding.DecodeString(got)
+	if err != nil {
+		t.Fatalf("the artwork is not base64: %v", err)
+	}
+	cfg, err := jpeg.DecodeConfig(bytes.NewReader(pic))
+	if err != nil || cfg.Width != 365 || cfg.Height != 512 || len(pic) > artwork.MaxBytes {
+		t.Errorf("artwork %d×%d, %d bytes (%v); want a 365×512 JPEG within %d bytes", cfg.Width, cfg.Height, len(pic), err, artwork.MaxBytes)
+	}
+	end()
+	r.retained(topic, func(v string) bool { return v == placeholder })
+
+	play(svg.ID)
+	r.logged("no artwork for the game: the placeholder is shown", map[string]string{"reason": "not a picture"})
+	end()
+	validate(t, r.broker.Capture())
+}
