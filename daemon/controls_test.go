@@ -84,7 +84,7 @@ func TestHAControls(t *testing.T) {
 			t.Errorf("the log shows message text %q", text)
 		}
 	}
-	validate(t, r.broker.Capture())
+	validate(t, r.capture())
 
 	// Controls off: their configs are cleared (empty retained payloads
 	// remove them from the broker, and the entities from HA).
@@ -131,7 +131,7 @@ func TestDiagnosticsPublished(t *testing.T) {
 			t.Errorf("control %s announced with cabinet.ha.controls off", e.Key)
 		}
 	}
-	validate(t, r.broker.Capture())
+	validate(t, r.capture())
 }
 
 func esNotified(es *fakees.Server, text string) bool {

@@ -252,6 +252,7 @@ func Run(ctx context.Context, opts Options) error {
 		{"pads", d.runPads},
 		{"update", d.runUpdate},
 		{"artwork", d.runArtwork},
+		{"screenshots", d.runLastScreenshot},
 		{"romm-report", d.reportRomM},
 		{"installs", d.keepInstalls},
 		{"requests", func(ctx context.Context) error { return d.followRequestsOn(ctx, d.requestsWake) }},

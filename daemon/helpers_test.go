@@ -216,6 +216,16 @@ func (r *rig) retained(topic string, ok func(string) bool) string {
 	return last
 }
 
+// capture is the broker's capture once the daemon's pictures (published by
+// their own parts, at any moment after the start) are out, for validate.
+func (r *rig) capture() []byte {
+	r.t.Helper()
+	for _, key := range []string{haentities.Artwork, haentities.LastScreenshot} {
+		r.retained(r.settings.StateTopic(key), func(v string) bool { return v != "" })
+	}
+	return r.broker.Capture()
+}
+
 // waitApplied waits, apply by apply, until cond holds.
 func (r *rig) waitApplied(what string, cond func() bool) {
 	r.t.Helper()

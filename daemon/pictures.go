@@ -3,9 +3,14 @@ package daemon
 import (
 	"context"
 	"errors"
+	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"strings"
 	"time"
+
+	"github.com/fsnotify/fsnotify"
 
 	"github.com/batocera-cabinet/cabinet/daemon/artwork"
 	"github.com/batocera-cabinet/cabinet/daemon/es"
@@ -81,4 +86,117 @@ func (d *Daemon) gamePicture(ctx context.Context, system, rom string) ([]byte, e
 		}
 	}
 	return nil, last
+}
+
+// screenshotSettle is how long a new screenshot file stays unchanged
+// before it is read: RetroArch writes it in several steps.
+const screenshotSettle = 500 * time.Millisecond
+
+// runLastScreenshot publishes image.batocera_last_screenshot: the newest
+// picture in the screenshot folder (watched with fsnotify), the placeholder
+// before the first. A file that is no usable picture is skipped (logged
+// once) and the previous one stays.
+func (d *Daemon) runLastScreenshot(ctx context.Context) error {
+	dir := d.config().Tools.Paths.ScreenshotDir
+	if dir == "" {
+		<-ctx.Done()
+		return nil
+	}
+	w, err := watchDir(dir)
+	if err != nil {
+		d.log.Warn().Err(err).Msg("screenshot folder not watched: the last screenshot is read every minute")
+	}
+	var events <-chan fsnotify.Event
+	if w != nil {
+		defer w.Close()
+		events = w.Events
+	}
+	shown, first := "", true
+	settle, settleC := d.clock.NewTimer(time.Hour)
+	settle.Stop()
+	defer settle.Stop()
+	tick, tickC := d.clock.NewTicker(time.Minute)
+	defer tick.Stop()
+	warned := map[string]bool{}
+	show := func() {
+		newest, err := newestPicture(dir)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			d.log.Debug().Err(err).Msg("screenshot folder not read")
+		}
+		if newest == shown && !first {
+			return
+		}
+		pic := artwork.Placeholder()
+		if newest != "" {
+			b, err := artwork.EncodeFile(newest)
+			if err != nil {
+				if !warned[newest] {
+					warned[newest] = true
+					d.log.Info().Str("file", filepath.Base(newest)).Str("reason", untrusted.Clean(err.Error(), maxLoggedRunes)).
+						Msg("screenshot not shown")
+				}
+				if !first {
+					return
+				}
+			} else {
+				pic = b
+			}
+		}
+		shown, first = newest, false
+		d.publish(haentities.PictureState(d.eng.currentRules().Settings, haentities.LastScreenshot, pic, d.clock.Now()))
+	}
+	show()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			if ev.Op&(fsnotify.Create|fsnotify.Write|fsnotify.Rename|fsnotify.Remove) != 0 {
+				settle.Reset(screenshotSettle)
+			}
+		case <-settleC:
+			show()
+		case <-tickC:
+			show()
+		}
+	}
+}
+
+// screenshotExt are the files RetroArch and ES write as screenshots.
+var screenshotExt = map[string]bool{".png": true, ".jpg": true, ".jpeg": true}
+
+// maxScreenshotEntries bounds one read of the folder.
+const maxScreenshotEntries = 10_000
+
+// newestPicture is the newest screenshot file in dir (by modification
+// time, then name), "" when there is none.
+func newestPicture(dir string) (string, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	entries, err := f.ReadDir(maxScreenshotEntries)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", err
+	}
+	var best string
+	var bestTime time.Time
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !screenshotExt[strings.ToLower(filepath.Ext(e.Name()))] {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		if t := info.ModTime(); best == "" || t.After(bestTime) || t.Equal(bestTime) && e.Name() > filepath.Base(best) {
+			best, bestTime = filepath.Join(dir, e.Name()), t
+		}
+	}
+	return best, nil
 }

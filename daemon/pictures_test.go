@@ -8,6 +8,8 @@ import (
 	"image/color"
 	"image/jpeg"
 	"image/png"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -18,6 +20,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/hook/socket"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
 	"github.com/batocera-cabinet/cabinet/simulator"
+	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeretroarch"
 )
 
@@ -103,5 +106,53 @@ func TestArtwork(t *testing.T) {
 	play(svg.ID)
 	r.logged("no artwork for the game: the placeholder is shown", map[string]string{"reason": "not a picture"})
 	end()
-	validate(t, r.broker.Capture())
+	validate(t, r.capture())
+}
+
+// TestLastScreenshot: the placeholder before the first screenshot; a new
+// PNG in the folder shows once it has settled; a newer file that is no
+// picture is skipped and the last good one stays.
+func TestLastScreenshot(t *testing.T) {
+	r := newRig(t, nil, nil)
+	topic := r.settings.StateTopic(haentities.LastScreenshot)
+	placeholder := base64.StdEncoding.EncodeToString(artwork.Placeholder())
+	r.retained(topic, func(v string) bool { return v == placeholder })
+	dir := r.cfg.Tools.Paths.ScreenshotDir
+	var b bytes.Buffer
+	if err := png.Encode(&b, image.NewRGBA(image.Rect(0, 0, 640, 480))); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, data []byte, age time.Duration) {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		when := time.Now().Add(-age)
+		if err := os.Chtimes(p, when, when); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("Mario-260101-200000.png", b.Bytes(), time.Minute)
+	var shot string
+	// The folder's watch arms the settle timer on the fake clock: move it
+	// on until the picture is out.
+	cabinettest.WaitFor(t, waitLimit, "the screenshot shown", nil, func() (bool, string) {
+		r.clock.Advance(screenshotSettle)
+		v, _ := r.broker.Retained(topic)
+		shot = string(v)
+		return shot != placeholder && shot != "", "still the placeholder"
+	})
+	pic, _ := base64.StdEncoding.DecodeString(shot)
+	if cfg, err := jpeg.DecodeConfig(bytes.NewReader(pic)); err != nil || cfg.Width != 512 || cfg.Height != 384 {
+		t.Errorf("screenshot %d×%d (%v), want 512×384", cfg.Width, cfg.Height, err)
+	}
+	write("broken-260101-200100.png", []byte("\x89PNG\r\n\x1a\nnot really"), 0)
+	cabinettest.WaitFor(t, waitLimit, "the broken screenshot skipped", nil, func() (bool, string) {
+		r.clock.Advance(screenshotSettle)
+		return len(r.logs.entries("screenshot not shown")) > 0, "not yet"
+	})
+	if v, _ := r.broker.Retained(topic); string(v) != shot {
+		t.Error("a broken screenshot replaced the last good one")
+	}
 }

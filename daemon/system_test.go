@@ -114,7 +114,7 @@ func TestSystemEntities(t *testing.T) {
 	// Batocera's update check answers 10 minutes after start.
 	r.clock.Advance(updateFirst)
 	r.retained(s.StateTopic(haentities.OSUpdate), is(`{"installed_version":"42","latest_version":"43 2026/05/14 10:00","title":"Batocera"}`))
-	validate(t, r.broker.Capture())
+	validate(t, r.capture())
 }
 
 // TestNoDeadEntities: a cabinet without a thermal zone, batocera-audio, an

@@ -24,6 +24,9 @@ const (
 	// Artwork is image.batocera_artwork: the running game's picture, a
 	// placeholder when idle.
 	Artwork = "artwork"
+	// LastScreenshot is image.batocera_last_screenshot: the newest file in
+	// the screenshot folder, a placeholder before the first.
+	LastScreenshot = "last_screenshot"
 )
 
 // Host diagnostics (entity_category diagnostic, beside Diagnostics).
@@ -105,6 +108,7 @@ func systemEntities() []Entity {
 			EventTypes: []string{ControllerConnected, ControllerDisconnected}},
 		{Key: OSUpdate, Component: ComponentUpdate, Name: "OS", Icon: "mdi:update"},
 		{Key: Artwork, Component: ComponentImage, Name: "Artwork", Image: true, NoState: true},
+		{Key: LastScreenshot, Component: ComponentImage, Name: "Last screenshot", Image: true, NoState: true},
 	}
 }
 
@@ -234,5 +238,11 @@ const ImageContentType = "image/jpeg"
 // ArtworkState is the retained picture of image.batocera_artwork: a JPEG
 // (daemon/artwork), base64-encoded so the payload stays text.
 func ArtworkState(s Settings, jpeg []byte, at time.Time) Message {
-	return retained(s.StateTopic(Artwork), []byte(base64.StdEncoding.EncodeToString(jpeg)), KindState, at)
+	return PictureState(s, Artwork, jpeg, at)
+}
+
+// PictureState is the retained picture of an image entity (Artwork,
+// LastScreenshot).
+func PictureState(s Settings, entity string, jpeg []byte, at time.Time) Message {
+	return retained(s.StateTopic(entity), []byte(base64.StdEncoding.EncodeToString(jpeg)), KindState, at)
 }

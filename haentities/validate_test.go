@@ -36,7 +36,8 @@ func fullCapture() []Message {
 	msgs = append(msgs, Discovery(other, goldenNow)...)
 	msgs = append(msgs, States(other, Snapshot{}, goldenNow)...)
 	msgs = append(msgs, DiagnosticStates(other, goldenDiagnostics(), goldenNow)...)
-	msgs = append(msgs, PowerStateMessage(other, PowerStopped, goldenNow), ArtworkState(other, tinyJPEG(), goldenNow))
+	msgs = append(msgs, PowerStateMessage(other, PowerStopped, goldenNow), ArtworkState(other, tinyJPEG(), goldenNow),
+		PictureState(other, LastScreenshot, tinyJPEG(), goldenNow))
 	msgs = append(msgs, SessionStart(other, goldenCurrent(), goldenNow), CabinetEvent(other, CabinetStart, goldenNow, goldenNow))
 	return msgs
 }
