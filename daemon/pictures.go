@@ -102,15 +102,36 @@ func (d *Daemon) runLastScreenshot(ctx context.Context) error {
 		<-ctx.Done()
 		return nil
 	}
-	w, err := watchDir(dir)
-	if err != nil {
-		d.log.Warn().Err(err).Msg("screenshot folder not watched: the last screenshot is read every minute")
-	}
+	// The folder is watched once it exists (Batocera makes it; Cabinet
+	// never creates it: uninstall leaves the tree as it found it); till
+	// then, and if the watch fails, it is read every minute.
+	var w *fsnotify.Watcher
 	var events <-chan fsnotify.Event
-	if w != nil {
-		defer w.Close()
-		events = w.Events
+	watch := func() {
+		if w != nil {
+			return
+		}
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return
+		}
+		nw, err := fsnotify.NewWatcher()
+		if err == nil {
+			if err = nw.Add(dir); err != nil {
+				nw.Close()
+			}
+		}
+		if err != nil {
+			d.log.Warn().Err(err).Msg("screenshot folder not watched: the last screenshot is read every minute")
+			return
+		}
+		w, events = nw, nw.Events
 	}
+	defer func() {
+		if w != nil {
+			w.Close()
+		}
+	}()
+	watch()
 	shown, first := "", true
 	settle, settleC := d.clock.NewTimer(time.Hour)
 	settle.Stop()
@@ -161,6 +182,7 @@ func (d *Daemon) runLastScreenshot(ctx context.Context) error {
 		case <-settleC:
 			show()
 		case <-tickC:
+			watch()
 			show()
 		}
 	}

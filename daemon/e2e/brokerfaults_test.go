@@ -97,6 +97,12 @@ func (r *rig) eveningStates() {
 	r.waitScripts()
 	r.obs.WaitMsg(from, r.topic("screensaver"), "ON", 15*time.Second)
 	r.obs.WaitMsg(from, r.topic("activity"), "screensaver", 15*time.Second)
+	// The pictures come from their own parts of the daemon, at any moment
+	// after its start: the snapshot a test takes next must hold them.
+	cabinettest.WaitFor(r.t, 15*time.Second, "the pictures retained", r.obs.Changed, func() (bool, string) {
+		ret := r.cabinetRetained()
+		return ret[r.topic("artwork")] != "" && ret[r.topic("last_screenshot")] != "", "not yet"
+	})
 }
 
 // waitScripts waits until every event script ES fired has exited.
