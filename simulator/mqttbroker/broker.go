@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	mqtt "github.com/mochi-mqtt/server/v2"
@@ -62,7 +63,13 @@ func Start(opts Options) (*Broker, error) {
 
 func (b *Broker) start() error {
 	// Bind ourselves first so port 0 is resolved and kept across restarts.
+	// On a restart the port may be held for a moment by another process's
+	// outgoing connection that drew it as its ephemeral source port: retry.
 	ln, err := net.Listen("tcp", b.addr)
+	for try := 0; err != nil && errors.Is(err, syscall.EADDRINUSE) && try < 30; try++ {
+		time.Sleep(100 * time.Millisecond)
+		ln, err = net.Listen("tcp", b.addr)
+	}
 	if err != nil {
 		return fmt.Errorf("embedded broker: listen %s: %w", b.addr, err)
 	}
