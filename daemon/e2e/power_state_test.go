@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -30,16 +31,23 @@ func TestPowerStateLifecycle(t *testing.T) {
 		r.obs.WaitMsg(from, power, haentities.PowerShuttingDown, wait)
 		from = r.obs.Mark()
 		d.term()
-		r.obs.WaitMsg(from, r.status(), haentities.Offline, wait)
-		var order []string
-		for _, m := range r.obs.Since(from) {
-			if m.Topic == power || m.Topic == r.status() {
-				order = append(order, m.Payload)
+		// ES's quit shutdown already said offline (the cabinet is going
+		// down); the stop publishes off, then its own offline, last.
+		cabinettest.WaitFor(t, wait, "off, then offline", r.obs.Changed, func() (bool, string) {
+			var order []string
+			offSeen, offlineAfter := false, false
+			for _, m := range r.obs.Since(from) {
+				switch m.Topic {
+				case power:
+					order = append(order, "power_state "+m.Payload)
+					offSeen, offlineAfter = m.Payload == haentities.PowerOff, false
+				case r.status():
+					order = append(order, "status "+m.Payload)
+					offlineAfter = offSeen && m.Payload == haentities.Offline
+				}
 			}
-		}
-		if len(order) < 2 || order[0] != haentities.PowerOff || order[len(order)-1] != haentities.Offline {
-			t.Errorf("a shutdown's stop published %v, want off first and offline last", order)
-		}
+			return offSeen && offlineAfter, fmt.Sprintf("%v", order)
+		})
 
 		// An upgrade: a stop with no shutdown under way.
 		d = r.startOnline()
