@@ -52,12 +52,12 @@ func (d *Daemon) runArtwork(ctx context.Context) error {
 	}
 }
 
-// noPicture: ES has no picture of the game.
-type noPicture struct{}
+// errNoPicture: ES names no picture file for the game.
+var errNoPicture = errors.New("ES has no box art, marquee or image for it")
 
-func (noPicture) Error() string { return "ES has no box art, marquee or image for it" }
-
-// gamePicture reads the game's picture from the files ES names for it.
+// gamePicture reads the game's picture from the files ES names for it,
+// in order; the reason kept for the log is the first file that is there but
+// unusable, else that none could be read.
 func (d *Daemon) gamePicture(ctx context.Context, system, rom string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -65,7 +65,7 @@ func (d *Daemon) gamePicture(ctx context.Context, system, rom string) ([]byte, e
 	if err != nil {
 		return nil, err
 	}
-	var last error = noPicture{}
+	reason := errNoPicture
 	for _, p := range []string{g.Thumbnail, g.Marquee, g.Image} {
 		if p == "" || !filepath.IsAbs(p) {
 			continue
@@ -74,18 +74,14 @@ func (d *Daemon) gamePicture(ctx context.Context, system, rom string) ([]byte, e
 			p = filepath.Join(root, p)
 		}
 		b, err := artwork.EncodeFile(p)
-		if err == nil {
+		switch {
+		case err == nil:
 			return b, nil
-		}
-		// The reason worth logging is a file that is there but unusable,
-		// not a picture the scraper never fetched.
-		if _, missing := last.(noPicture); missing || !errors.Is(err, fs.ErrNotExist) {
-			if !errors.Is(last, artwork.ErrNotImage) && !errors.Is(last, artwork.ErrTooLarge) {
-				last = err
-			}
+		case reason == errNoPicture || errors.Is(reason, fs.ErrNotExist) && !errors.Is(err, fs.ErrNotExist):
+			reason = err
 		}
 	}
-	return nil, last
+	return nil, reason
 }
 
 // screenshotSettle is how long a new screenshot file stays unchanged

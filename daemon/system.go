@@ -10,7 +10,6 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/osupdate"
 	"github.com/batocera-cabinet/cabinet/daemon/sysaudio"
 	"github.com/batocera-cabinet/cabinet/haentities"
-	"github.com/batocera-cabinet/cabinet/haentities/outbox"
 )
 
 // The cabinet's own state beside play tracking: the system volume, the
@@ -229,18 +228,4 @@ func (d *Daemon) runUpdate(ctx context.Context) error {
 		}
 		wait = updateEvery
 	}
-}
-
-// publish records messages of any kind (events too; a retained state only
-// when it changed) into the outbox and wakes the drain; nothing while MQTT
-// is off.
-func (d *Daemon) publish(msgs ...haentities.Message) {
-	if len(msgs) == 0 || !d.eng.currentRules().Publishing {
-		return
-	}
-	if err := d.eng.store().Update(func(tx *outbox.Tx) error { return tx.Record(msgs...) }); err != nil {
-		d.log.Error().Err(err).Msg("record states")
-		return
-	}
-	d.eng.kick()
 }

@@ -45,9 +45,20 @@ func haSettings(cfg *config.Config, version string, isDaemon bool) (haentities.S
 		Daemon:          isDaemon,
 		Controls:        isDaemon && cfg.HA.Controls,
 		Power:           isDaemon && cfg.HA.Power,
-		MAC:             cfg.EnsureCabinetMAC(defaultRouteMAC),
+		MAC:             cabinetMAC(cfg, isDaemon),
 	}
 	return s, s.Validate()
+}
+
+// cabinetMAC is the device block's MAC address: the daemon chooses and
+// keeps it; a hook only reads the kept one (one small read, no route
+// lookup or write on ES's path; before a daemon ever ran the block has
+// none).
+func cabinetMAC(cfg *config.Config, isDaemon bool) string {
+	if isDaemon {
+		return cfg.EnsureCabinetMAC(defaultRouteMAC)
+	}
+	return cfg.CabinetMAC()
 }
 
 // defaultRouteMAC is the MAC address of the interface the default route
