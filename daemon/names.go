@@ -5,17 +5,51 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon/es"
+	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/haentities/outbox"
 )
 
-// cacheName keeps ES's name of a game, for the hooks that only see argv.
+// cacheName keeps ES's name and metadata of the running game, for the
+// hooks that only see argv; new metadata for the running game are
+// published at once.
 func (d *Daemon) cacheName(g es.Game) {
+	var changed bool
 	d.eng.store().Update(func(tx *outbox.Tx) error {
-		if n, ok := tx.Name(g.Path); ok && n.Name == g.Name && n.System == g.System {
+		old, ok := tx.Name(g.Path)
+		n := cachedName(g, old.SystemName)
+		if ok && old == n {
 			return nil
 		}
-		return tx.PutName(g.Path, outbox.Name{Name: g.Name, System: g.System})
+		changed = old.Details != n.Details
+		return tx.PutName(g.Path, n)
 	})
+	if changed {
+		d.republishFor(g.Path)
+	}
+}
+
+// cachedName is what the store keeps of a game ES listed.
+func cachedName(g es.Game, systemName string) outbox.Name {
+	det := haentities.GameDetails{Genre: g.Genre, Players: g.Players, Developer: g.Developer,
+		Publisher: g.Publisher, Region: g.Region}
+	if !g.ReleaseDate.IsZero() {
+		det.Year = g.ReleaseDate.Year()
+	}
+	return outbox.Name{Name: g.Name, System: g.System, SystemName: systemName, Details: det}
+}
+
+// republishFor publishes the states again when path is the running game
+// or the last session's, whose attributes come from the cache.
+func (d *Daemon) republishFor(paths ...string) {
+	snap := d.eng.snapshot()
+	for _, p := range paths {
+		if p != "" && (snap.Playing && snap.Current.Rom == p || snap.Last.Rom == p) {
+			if _, err := d.eng.apply(); err != nil {
+				d.log.Warn().Err(err).Msg("game details not republished; they go out with the next event")
+			}
+			return
+		}
+	}
 }
 
 // cacheNames keeps ES's system full names ("Nintendo Entertainment
@@ -61,10 +95,12 @@ func (d *Daemon) refreshNames(ctx context.Context) error {
 			return err
 		}
 		for _, g := range list {
-			games = append(games, entry{g.Path, outbox.Name{Name: g.Name, System: g.System, SystemName: s.FullName}})
+			games = append(games, entry{g.Path, cachedName(g, s.FullName)})
 		}
 	}
-	return d.eng.store().Update(func(tx *outbox.Tx) error {
+	var changed []string
+	err = d.eng.store().Update(func(tx *outbox.Tx) error {
+		changed = changed[:0]
 		for _, s := range real {
 			if full, ok := tx.SystemName(s.Name); !ok || full != s.FullName {
 				if err := tx.PutSystem(s.Name, s.FullName); err != nil {
@@ -73,8 +109,12 @@ func (d *Daemon) refreshNames(ctx context.Context) error {
 			}
 		}
 		for _, g := range games {
-			if n, ok := tx.Name(g.path); ok && n == g.name {
+			n, ok := tx.Name(g.path)
+			if ok && n == g.name {
 				continue
+			}
+			if n.Details != g.name.Details {
+				changed = append(changed, g.path)
 			}
 			if err := tx.PutName(g.path, g.name); err != nil {
 				return err
@@ -82,6 +122,10 @@ func (d *Daemon) refreshNames(ctx context.Context) error {
 		}
 		return nil
 	})
+	if err == nil {
+		d.republishFor(changed...)
+	}
+	return err
 }
 
 // swapES points the watcher and the name cache at a new cabinet.es.url

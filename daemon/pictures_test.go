@@ -10,6 +10,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/simulator"
 	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeretroarch"
+	"github.com/batocera-cabinet/cabinet/simulator/library"
 )
 
 // TestArtwork: the placeholder while idle; a game with a box art shows it
@@ -36,7 +38,7 @@ func TestArtwork(t *testing.T) {
 	r.retained(topic, func(v string) bool { return v == placeholder })
 
 	games := r.cab.Library.Games("nes")
-	cover, svg := games[0], games[1]
+	cover, svg := games[0], games[2] // neither names a picture in the fixture
 	img := image.NewRGBA(image.Rect(0, 0, 1000, 1400))
 	for i := range img.Pix {
 		img.Pix[i] = uint8(i)
@@ -106,6 +108,31 @@ func TestArtwork(t *testing.T) {
 	play(svg.ID)
 	r.logged("no artwork for the game: the placeholder is shown", map[string]string{"reason": "not a picture"})
 	end()
+
+	// The fixture's hostile pictures, on disk where ES names them (its
+	// localpaths answer): each refused for its own reason.
+	for _, c := range []struct{ system, game, reason string }{
+		{"nes", "Contra", "too large"},            // a PNG claiming 100,000² pixels, then a text file
+		{"nes", "Duck Hunt", "too large"},         // 20 MB
+		{"nes", "Tetris", "damaged jpeg"},         // a truncated JPEG
+		{"nes", "Balloon Fight", "not a picture"}, // an SVG
+		{"snes", "Chrono Trigger", "no such file"},
+	} {
+		var g library.Game
+		for _, x := range r.cab.Library.Games(c.system) {
+			if strings.HasPrefix(x.Name, c.game) {
+				g = x
+			}
+		}
+		start := time.Now()
+		_, err := r.d.gamePicture(ctx, c.system, g.Path)
+		if err == nil || !strings.Contains(err.Error(), c.reason) {
+			t.Errorf("%s: picture error %v, want one saying %q", c.game, err, c.reason)
+		}
+		if el := time.Since(start); el > 2*time.Second {
+			t.Errorf("%s: refused after %v", c.game, el)
+		}
+	}
 	validate(t, r.capture())
 }
 

@@ -14,6 +14,7 @@ type sessionEvent struct {
 	Ended     string `json:"ended,omitempty"`
 	DurationS *int64 `json:"duration_s,omitempty"`
 	SessionID string `json:"session_id"`
+	gameAttrs
 }
 
 type cabinetEvent struct {
@@ -30,6 +31,7 @@ func newSessionEvent(typ string, sess Session) sessionEvent {
 		Source:    clean(sess.Source),
 		Started:   formatTime(sess.Started),
 		SessionID: sess.ID,
+		gameAttrs: newGameAttrs(sess),
 	}
 }
 

@@ -28,6 +28,8 @@ func goldenCurrent() Session {
 		ID: "20260102T190000.000Z-1c2d3e4f", Game: "Street Fighter II' - Champion Edition", System: "mame",
 		SystemName: "Arcade (MAME)", Rom: "/userdata/roms/mame/sf2ce.zip", Emulator: "libretro", Core: "mame",
 		Source: "es", Started: time.Date(2026, 1, 2, 20, 0, 0, 0, zone),
+		Details: GameDetails{Genre: "Fighting / Versus", Players: "1-2", Developer: "Capcom", Publisher: "Capcom",
+			Year: 1992, Region: "World"},
 	}
 }
 
@@ -35,6 +37,8 @@ func goldenLast() Session {
 	s := goldenCurrent()
 	s.ID, s.Game, s.System, s.SystemName = "20260102T180500.250Z-8a9b0c1d", "Super Mario Bros. (World)", "nes", "Nintendo Entertainment System"
 	s.Rom, s.Source = "/userdata/roms/nes/Super Mario Bros. (World).nes", "configgen"
+	s.Emulator, s.Core = "libretro", "fceumm"
+	s.Details = GameDetails{Genre: "Platform", Players: "1-2", Developer: "Nintendo R&D4", Publisher: "Nintendo", Year: 1985}
 	s.Started = time.Date(2026, 1, 2, 19, 5, 0, 250e6, zone)
 	s.Ended = time.Date(2026, 1, 2, 19, 17, 31, 0, zone)
 	s.Duration = s.Ended.Sub(s.Started)
@@ -59,7 +63,9 @@ func goldenSnapshots() []struct {
 		{"states_off", Snapshot{Online: false, Activity: ActivityOff, Last: goldenLast(), PlayTime: time.Hour}},
 		{"states_hostile_name", Snapshot{Online: true, Activity: ActivityPlaying, Playing: true, Current: Session{
 			ID: "x", Game: "\u202eevil\x1b[31m\tname " + strings.Repeat("long ", 80), System: "snes\u200b", Rom: "/userdata/roms/snes/a\xffb.sfc",
-			Source: "watcher", Started: goldenNow}}},
+			Source: "watcher", Started: goldenNow, Emulator: "libretro\x00", Core: "\u2066snes9x",
+			Details: GameDetails{Genre: "Action\u202e" + strings.Repeat("genre ", 40), Players: "1\n2", Developer: "\x1b]0;dev",
+				Year: 42, Region: "eu\u200f"}}}},
 	}
 }
 

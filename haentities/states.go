@@ -33,6 +33,26 @@ type Session struct {
 	Started    time.Time     `json:"start"`
 	Ended      time.Time     `json:"end,omitzero"`
 	Duration   time.Duration `json:"dur,omitempty"`
+	// EndBoot and BootID are the end on the boot clock, so a day's play
+	// can be placed after the wall clock jumps (NTP on a box without a
+	// clock chip); zero for a session that has not ended.
+	EndBoot time.Duration `json:"eb,omitempty"`
+	BootID  string        `json:"bid,omitempty"`
+	// Details are ES's metadata, from the store's game cache when the
+	// session is published (hooks cannot ask ES).
+	Details GameDetails `json:"det,omitzero"`
+}
+
+// GameDetails is what ES's game list says of a game beyond its name:
+// scraped text (untrusted, cleaned when published). Year is 0 when
+// unknown.
+type GameDetails struct {
+	Genre     string `json:"g,omitempty"`
+	Players   string `json:"pl,omitempty"`
+	Developer string `json:"dev,omitempty"`
+	Publisher string `json:"pub,omitempty"`
+	Year      int    `json:"y,omitempty"`
+	Region    string `json:"r,omitempty"`
 }
 
 // Snapshot is everything the retained states show at one moment.
@@ -53,6 +73,7 @@ type nowPlayingAttrs struct {
 	Rom     string `json:"rom,omitempty"`
 	Started string `json:"started,omitempty"`
 	Source  string `json:"source,omitempty"`
+	gameAttrs
 }
 
 type lastSessionAttrs struct {
@@ -62,6 +83,37 @@ type lastSessionAttrs struct {
 	Ended     string `json:"ended"`
 	DurationS int64  `json:"duration_s"`
 	SessionID string `json:"session_id"`
+	gameAttrs
+}
+
+// gameAttrs are the game's metadata and how it runs, as now_playing, the
+// last session and the session events carry them: absent when unknown
+// (HA's state_attr then gives none), never an empty string.
+type gameAttrs struct {
+	Genre     string `json:"genre,omitempty"`
+	Players   string `json:"players,omitempty"`
+	Developer string `json:"developer,omitempty"`
+	Publisher string `json:"publisher,omitempty"`
+	Year      int    `json:"year,omitempty"`
+	Region    string `json:"region,omitempty"`
+	Emulator  string `json:"emulator,omitempty"`
+	Core      string `json:"core,omitempty"`
+}
+
+// maxDetailRunes caps each metadata attribute: a scraper's genre list or
+// publisher is a few words, and the whole now_playing attributes must stay
+// far below the recorder's 16 KiB.
+const maxDetailRunes = 80
+
+func newGameAttrs(sess Session) gameAttrs {
+	d := sess.Details
+	c := func(v string) string { return untrusted.Clean(v, maxDetailRunes) }
+	a := gameAttrs{Genre: c(d.Genre), Players: c(d.Players), Developer: c(d.Developer), Publisher: c(d.Publisher),
+		Region: c(d.Region), Emulator: c(sess.Emulator), Core: c(sess.Core)}
+	if d.Year >= 1950 && d.Year <= 9999 {
+		a.Year = d.Year
+	}
+	return a
 }
 
 type screensaverAttrs struct {
@@ -83,7 +135,8 @@ func States(s Settings, snap Snapshot, at time.Time) []Message {
 		c := snap.Current
 		now = gameName(c)
 		system = systemName(c)
-		nowAttrs = nowPlayingAttrs{System: clean(c.System), Rom: cleanAttr(c.Rom), Started: formatTime(c.Started), Source: clean(c.Source)}
+		nowAttrs = nowPlayingAttrs{System: clean(c.System), Rom: cleanAttr(c.Rom), Started: formatTime(c.Started), Source: clean(c.Source),
+			gameAttrs: newGameAttrs(c)}
 	}
 	last, length := NoneState, NoneState
 	var lastAttrs any = struct{}{}
@@ -91,7 +144,7 @@ func States(s Settings, snap Snapshot, at time.Time) []Message {
 		last = gameName(l)
 		length = minutes(l.Duration)
 		lastAttrs = lastSessionAttrs{System: clean(l.System), Rom: cleanAttr(l.Rom), Started: formatTime(l.Started),
-			Ended: formatTime(l.Ended), DurationS: seconds(l.Duration), SessionID: l.ID}
+			Ended: formatTime(l.Ended), DurationS: seconds(l.Duration), SessionID: l.ID, gameAttrs: newGameAttrs(l)}
 	}
 	ssAttrs := screensaverAttrs{}
 	if snap.Screensaver {

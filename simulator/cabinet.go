@@ -284,6 +284,26 @@ func (c *Cabinet) buildTree() error {
 			return err
 		}
 	}
+	// The pictures ES names for the games: real covers, and the hostile
+	// ones the fixture marks (library.MediaFiles).
+	for _, f := range c.Library.MediaFiles() {
+		if err := writeMedia(c.Path(f.Path), f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeMedia(p string, f library.MediaFile) error {
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+		return err
+	}
+	if f.Size > int64(len(f.Data)) {
+		return os.Truncate(p, f.Size) // a hole: no 20 MB written
+	}
 	return nil
 }
 

@@ -25,7 +25,7 @@ func Evening(scale float64) []Step {
 	d := func(s float64) time.Duration { return time.Duration(s * scale * float64(time.Second)) }
 	return []Step{
 		{Say: "EmulationStation starts", Do: func(_ context.Context, c *Cabinet) error { c.ES.Start(); return nil }, Wait: d(2)},
-		{Say: "launching Super Mario Bros. (World) on nes", Do: launch("nes", "Super Mario Bros. (World)"), Wait: d(9)},
+		{Say: "launching The Legend of Zelda on nes", Do: launch("nes", "The Legend of Zelda"), Wait: d(9)},
 		{Say: "quitting the game (RetroArch QUIT)", Do: endGame, Wait: d(4)},
 		{Say: "the screensaver starts (random video) and shows a game", Do: func(_ context.Context, c *Cabinet) error {
 			if err := c.ES.StartScreensaver(fakees.ScreensaverVideo); err != nil {

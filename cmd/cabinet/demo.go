@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"image/jpeg"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +17,7 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/cmd/cabinet/logfile"
 	"github.com/batocera-cabinet/cabinet/daemon"
+	"github.com/batocera-cabinet/cabinet/daemon/artwork"
 	"github.com/batocera-cabinet/cabinet/daemon/httpauth"
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/simulator"
@@ -198,7 +203,7 @@ func showStates(ctx context.Context, b *mqttbroker.Broker, id string, out interf
 		msgs := b.Messages()
 		for _, m := range msgs[seen:] {
 			entity := strings.TrimPrefix(m.Topic, prefix)
-			if entity == m.Topic || strings.Contains(entity, "/") {
+			if entity == m.Topic || strings.Contains(entity, "/") && entity != haentities.NowPlaying+"/attributes" {
 				continue
 			}
 			fmt.Fprintf(out, "%s   HA %-22s %s\n", time.Now().Format("15:04:05"), entity, shownPayload(entity, m.Payload))
@@ -231,12 +236,25 @@ func finalStates(b *mqttbroker.Broker, id string) []string {
 }
 
 // shownPayload is a state as the demo prints it: a picture (base64 JPEG)
-// by its size, the rest as it is.
+// by its size and a short digest (each game's art has its own; the
+// placeholder is named), the rest as it is.
 func shownPayload(entity string, payload []byte) string {
-	if entity == haentities.Artwork {
-		return fmt.Sprintf("(a JPEG picture, %d KB)", len(payload)*3/4/1024)
+	if entity != haentities.Artwork && entity != haentities.LastScreenshot {
+		return string(payload)
 	}
-	return string(payload)
+	raw, err := base64.StdEncoding.DecodeString(string(payload))
+	if err != nil {
+		return fmt.Sprintf("(not base64: %v)", err)
+	}
+	if bytes.Equal(raw, artwork.Placeholder()) {
+		return "(the placeholder picture)"
+	}
+	cfg, err := jpeg.DecodeConfig(bytes.NewReader(raw))
+	if err != nil {
+		return fmt.Sprintf("(not a JPEG: %v)", err)
+	}
+	sum := sha256.Sum256(raw)
+	return fmt.Sprintf("(a JPEG picture, %d×%d, %d KB, #%x)", cfg.Width, cfg.Height, (len(raw)+1023)/1024, sum[:3])
 }
 
 func hostOf(addr string) string { h, _, _ := strings.Cut(addr, ":"); return h }

@@ -26,13 +26,18 @@ func TestDemo(t *testing.T) {
 	}
 	ends := strings.Count(out, `"event_type":"session_end"`)
 	if ends != 4 || strings.Contains(out, `"event_type":"session_end","game":"Sonic`) {
-		t.Errorf("session_end events = %d, want Super Mario Bros., Alpha Quest, Cosmic Crusade and Street Fighter II only:\n%s", ends, lastLines(out, 60))
+		t.Errorf("session_end events = %d, want The Legend of Zelda, Alpha Quest, Cosmic Crusade and Street Fighter II only:\n%s", ends, lastLines(out, 60))
 	}
 	for _, want := range []string{"MCP over HTTP   http://127.0.0.1:", "(bearer token ", "last_session         Street Fighter II", "playing              OFF", "status               online",
 		"/pair/device?user_code=", "someone approves code", "paired: RomM knows the cabinet as device", "the code showed on the TV ", "RomM now playing         Alpha Quest",
 		"RomM now playing         (nothing)", "RomM play history +      Alpha Quest", "play session  Alpha Quest",
 		"Installed Cosmic Crusade (snes). Launched Cosmic Crusade (snes)", "RomM now playing         Cosmic Crusade",
 		"play session  Cosmic Crusade", "2 session(s) delivered, 2 unmatched",
+		// Each game's metadata and art (issue 18).
+		`HA now_playing/attributes {"system":"nes","rom":"/userdata/roms/nes/The Legend of Zelda (USA).nes"`,
+		`"genre":"Action-Adventure","players":"1","developer":"Nintendo R&D4","publisher":"Nintendo","year":1986,"region":"us","emulator":"libretro","core":"nestopia"}`,
+		`"genre":"Fighting","players":"1-2","developer":"Capcom","publisher":"Capcom","year":1991,"region":"World"`,
+		"HA artwork                (a JPEG picture, 365×512,", "HA artwork                (the placeholder picture)",
 		// Home Assistant's side of the evening (issue 17).
 		"HA volume                 40", "HA mute                   ON", "HA controllers            2",
 		`HA controller             {"event_type":"connected","name":"Pro Controller"}`,

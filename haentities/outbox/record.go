@@ -207,6 +207,9 @@ type Name struct {
 	Name       string `json:"n"`
 	System     string `json:"s,omitempty"`
 	SystemName string `json:"sn,omitempty"`
+	// Details are ES's metadata of the game, which hooks and the daemon
+	// publish with the session.
+	Details haentities.GameDetails `json:"d,omitzero"`
 }
 
 // PutName caches a game's names by ROM path.

@@ -12,6 +12,7 @@ package journal
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/haentities/outbox"
@@ -71,6 +72,7 @@ func Apply(store *outbox.Store, r Rules, now tracker.Stamp, publish bool, evs []
 		} else {
 			st, out = tracker.Record(st, r.Tracker, now, all...)
 		}
+		out = withDetails(tx, out)
 		res.Output = out
 		b, err := tracker.Encode(st)
 		if err != nil {
@@ -140,6 +142,36 @@ func enrich(tx *outbox.Tx, ev tracker.Event) tracker.Event {
 		}
 	}
 	return ev
+}
+
+// withDetails gives every session the output publishes ES's metadata of
+// its game from the store's cache, so a hook (which may not call ES) and
+// the daemon publish the same attributes. The tracker state keeps none of
+// it: a game the cache learns later gets them at the next publication.
+func withDetails(tx *outbox.Tx, out tracker.Output) tracker.Output {
+	fill := func(s *haentities.Session) {
+		if s.Rom == "" || s.Details != (haentities.GameDetails{}) {
+			return
+		}
+		if n, ok := tx.Name(s.Rom); ok {
+			s.Details = n.Details
+		}
+	}
+	fill(&out.Snapshot.Current)
+	fill(&out.Snapshot.Last)
+	if len(out.Logged) > 0 {
+		out.Logged = slices.Clone(out.Logged)
+		for i := range out.Logged {
+			fill(&out.Logged[i])
+		}
+	}
+	if len(out.Events) > 0 {
+		out.Events = slices.Clone(out.Events)
+		for i := range out.Events {
+			fill(&out.Events[i].Session)
+		}
+	}
+	return out
 }
 
 // IsBusy reports whether err means another process owns the store.

@@ -235,6 +235,7 @@ func (c *Core) end(e Stamp, cfg Config, fx *[]effect) {
 	}
 	s := o.Session
 	s.Ended, s.Duration = e.At, d
+	s.EndBoot, s.BootID = e.Boot, e.BootID
 	if o.Ignored || d < cfg.MinSession {
 		return
 	}

@@ -192,7 +192,11 @@ func countGames(games []library.Game) gameCounts {
 }
 
 // writeGame is HttpApi::getFileDataJson.
-func writeGame(w *prettyWriter, decls []library.MetaDecl, g library.Game, localpaths bool) {
+// writeGame writes a game as ES's JSON. lib, when given, is the library
+// whose media paths localpaths=true resolves: ES holds a gamelist's "./"
+// paths resolved against the system's folder and serves them so.
+func writeGame(w *prettyWriter, decls []library.MetaDecl, g library.Game, lib *library.Library) {
+	localpaths := lib != nil
 	w.startObject()
 	w.kv("id", g.ID)
 	w.kv("path", g.Path)
@@ -203,8 +207,13 @@ func writeGame(w *prettyWriter, decls []library.MetaDecl, g library.Game, localp
 		if v == "" {
 			continue
 		}
-		if d.Path && !localpaths {
+		switch {
+		case d.Path && !localpaths:
 			v = "/systems/" + g.System + "/games/" + g.ID + "/media/" + d.Key
+		case d.Path:
+			if abs := lib.MediaPath(g, d.Key); abs != "" {
+				v = abs
+			}
 		}
 		w.kv(d.Key, v)
 	}
@@ -231,7 +240,7 @@ func (s *Server) gamesJSON(games []library.Game) []byte {
 	w := prettyWriter{b: make([]byte, 0, 700*len(games)+2)}
 	w.startArray()
 	for _, g := range games {
-		writeGame(&w, s.decls, g, false)
+		writeGame(&w, s.decls, g, nil)
 	}
 	w.endArray()
 	return w.b
@@ -239,7 +248,11 @@ func (s *Server) gamesJSON(games []library.Game) []byte {
 
 func (s *Server) gameJSON(g library.Game, localpaths bool) []byte {
 	var w prettyWriter
-	writeGame(&w, s.decls, g, localpaths)
+	var lib *library.Library
+	if localpaths {
+		lib = s.lib
+	}
+	writeGame(&w, s.decls, g, lib)
 	return w.b
 }
 

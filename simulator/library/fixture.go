@@ -103,21 +103,25 @@ func moreNES() []fixtureGame {
 		{file: "The Legend of Zelda (USA).nes", name: "The Legend of Zelda", meta: map[string]string{
 			"desc":  "Link sets out across Hyrule to rescue Princess Zelda and recover the Triforce of Wisdom.",
 			"genre": "Action-Adventure", "image": "./images/The Legend of Zelda (USA)-image.png",
+			"marquee": "./images/The Legend of Zelda (USA)-marquee.png",
 			"video": "./videos/The Legend of Zelda (USA)-video.mp4", "rating": "0.9",
 			"releasedate": "19860221T000000", "developer": "Nintendo R&D4", "publisher": "Nintendo",
 			"players": "1", "favorite": "true", "playcount": "14", "lastplayed": "20250301T201500",
 			"gametime": "52310", "region": "us", "lang": "en", "scraperId": "1441"}},
 		{file: "Tetris (USA).nes", name: "Tetris", meta: map[string]string{
 			"desc": "Falling tetrominoes.", "genre": "Puzzle", "players": "1-2", "rating": "0.85",
+			"thumbnail": "./images/Tetris (USA)-truncated.jpg",
 			"releasedate": "19891101T000000", "developer": "Nintendo R&D1", "publisher": "Nintendo",
 			"playcount": "5", "lastplayed": "20250110T190000", "gametime": "3600"}},
 		{file: "Contra (USA).nes", name: "Contra\x1b[31m RED\x07\tTab", meta: map[string]string{
 			"desc": longDesc(), "genre": "Shooter", "players": "1-2", "rating": "0.8",
+			"thumbnail": "./images/Contra (USA)-bomb.png", "image": "./images/Contra (USA)-text.png",
 			"releasedate": "19870220T000000", "developer": "Konami", "publisher": "Konami"}},
 		{file: "Balloon Fight (USA).nes", name: "Balloon Fight \u202Eexe.gnp\u202C \u2066iso\u2069\u200B", meta: map[string]string{
-			"genre": "Action", "players": "1-2", "kidgame": "true"}},
+			"genre": "Action", "players": "1-2", "kidgame": "true", "thumbnail": "./images/Balloon Fight (USA).svg"}},
 		{file: "Duck Hunt (World).nes", name: "Duck Hunt", meta: map[string]string{
-			"genre": "Lightgun Shooter", "players": "1", "hidden": "true", "kidgame": "true"}},
+			"genre": "Lightgun Shooter", "players": "1", "hidden": "true", "kidgame": "true",
+			"image": "./images/Duck Hunt (World)-huge.png"}},
 	}
 }
 
@@ -135,7 +139,8 @@ func snesGames() []fixtureGame {
 		{file: "Chrono Trigger (USA).sfc", name: "Chrono Trigger", meta: map[string]string{
 			"desc": "A time-travelling role-playing game.", "genre": "RPG", "players": "1",
 			"rating": "0.98", "releasedate": "19950311T000000", "developer": "Square",
-			"publisher": "Square", "playcount": "2", "gametime": "7200", "lastplayed": "20241224T100000"}},
+			"publisher": "Square", "playcount": "2", "gametime": "7200", "lastplayed": "20241224T100000",
+			"thumbnail": "./images/Chrono Trigger (USA)-missing.png"}},
 		{file: "Donkey Kong Country (USA) (Rev 2).sfc", name: "Donkey Kong Country", meta: map[string]string{
 			"genre": "Platform", "players": "1-2", "rating": "0.9", "releasedate": "19941121T000000",
 			"developer": "Rare", "publisher": "Nintendo"}},
@@ -155,7 +160,7 @@ func megadriveGames() []fixtureGame {
 			"desc": "Sonic races through the Green Hill Zone.", "genre": "Platform", "players": "1",
 			"rating": "0.9", "releasedate": "19910623T000000", "developer": "Sonic Team",
 			"publisher": "Sega", "favorite": "true", "playcount": "9", "gametime": "15400",
-			"lastplayed": "20250405T170000"}},
+			"lastplayed": "20250405T170000", "thumbnail": "./images/Sonic The Hedgehog (USA, Europe)-thumb.jpg"}},
 		{file: "Sonic The Hedgehog 2 (World) (Rev A).md", name: "Sonic The Hedgehog 2", meta: map[string]string{
 			"genre": "Platform", "players": "1-2", "developer": "Sega Technical Institute", "publisher": "Sega"}},
 		{file: "Streets of Rage 2 (USA).md", name: "Streets of Rage 2", meta: map[string]string{
@@ -177,7 +182,8 @@ func mameGames() []fixtureGame {
 		{file: "sf2.zip", name: "Street Fighter II", meta: map[string]string{
 			"genre": "Fighting", "players": "1-2", "developer": "Capcom", "publisher": "Capcom",
 			"releasedate": "19910101T000000", "arcadesystemname": "cps1", "playcount": "3",
-			"gametime": "900", "lastplayed": "20250320T230000"}},
+			"gametime": "900", "lastplayed": "20250320T230000", "region": "World",
+			"thumbnail": "./images/sf2-thumb.png", "marquee": "./images/sf2-marquee.png"}},
 		{file: "pacman.zip", name: "Pac-Man", meta: map[string]string{
 			"genre": "Maze", "players": "1-2", "developer": "Namco", "publisher": "Midway",
 			"releasedate": "19800522T000000", "favorite": "true", "playcount": "30",

@@ -1,6 +1,11 @@
 package library
 
 import (
+	"bytes"
+	"image"
+	_ "image/jpeg"
+	_ "image/png"
+	"path"
 	"strings"
 	"sync"
 	"testing"
@@ -262,5 +267,51 @@ func TestConcurrentUse(t *testing.T) {
 	got, _ := l.Game("snes", g.ID)
 	if want := g.PlayCount() + 400; got.PlayCount() != want {
 		t.Errorf("playcount = %d, want %d", got.PlayCount(), want)
+	}
+}
+
+// TestMediaFiles: the fixture's pictures are real where they should be and
+// hostile where the name says so, each refused for its own reason by the
+// standard decoders.
+func TestMediaFiles(t *testing.T) {
+	files := Fixture("/userdata/roms").MediaFiles()
+	byName := map[string]MediaFile{}
+	for _, f := range files {
+		byName[path.Base(f.Path)] = f
+	}
+	if _, ok := byName["Chrono Trigger (USA)-missing.png"]; ok {
+		t.Error("a -missing picture is laid out")
+	}
+	zelda, ok := byName["The Legend of Zelda (USA)-image.png"]
+	if !ok || zelda.Path != "/userdata/roms/nes/images/The Legend of Zelda (USA)-image.png" {
+		t.Fatalf("Zelda's image: %+v", zelda.Path)
+	}
+	for _, c := range []struct {
+		name   string
+		decode bool
+	}{
+		{"The Legend of Zelda (USA)-image.png", true}, {"sf2-marquee.png", true},
+		{"Sonic The Hedgehog (USA, Europe)-thumb.jpg", true},
+		{"Tetris (USA)-truncated.jpg", false}, {"Contra (USA)-text.png", false}, {"Balloon Fight (USA).svg", false},
+	} {
+		f, ok := byName[c.name]
+		if !ok {
+			t.Errorf("%s not laid out", c.name)
+			continue
+		}
+		_, _, err := image.Decode(bytes.NewReader(f.Data))
+		if (err == nil) != c.decode {
+			t.Errorf("%s: decode error %v, want decodable %v", c.name, err, c.decode)
+		}
+	}
+	cfg, _, err := image.DecodeConfig(bytes.NewReader(byName["Contra (USA)-bomb.png"].Data))
+	if err != nil || cfg.Width != 100_000 || cfg.Height != 100_000 {
+		t.Errorf("bomb PNG header: %+v, %v", cfg, err)
+	}
+	if f := byName["Duck Hunt (World)-huge.png"]; f.Size != hugeMediaBytes {
+		t.Errorf("huge picture size %d", f.Size)
+	}
+	if bytes.Equal(byName["sf2-thumb.png"].Data, zelda.Data) {
+		t.Error("two games share the same art")
 	}
 }
