@@ -104,13 +104,13 @@ func moreNES() []fixtureGame {
 			"desc":  "Link sets out across Hyrule to rescue Princess Zelda and recover the Triforce of Wisdom.",
 			"genre": "Action-Adventure", "image": "./images/The Legend of Zelda (USA)-image.png",
 			"marquee": "./images/The Legend of Zelda (USA)-marquee.png",
-			"video": "./videos/The Legend of Zelda (USA)-video.mp4", "rating": "0.9",
+			"video":   "./videos/The Legend of Zelda (USA)-video.mp4", "rating": "0.9",
 			"releasedate": "19860221T000000", "developer": "Nintendo R&D4", "publisher": "Nintendo",
 			"players": "1", "favorite": "true", "playcount": "14", "lastplayed": "20250301T201500",
 			"gametime": "52310", "region": "us", "lang": "en", "scraperId": "1441"}},
 		{file: "Tetris (USA).nes", name: "Tetris", meta: map[string]string{
 			"desc": "Falling tetrominoes.", "genre": "Puzzle", "players": "1-2", "rating": "0.85",
-			"thumbnail": "./images/Tetris (USA)-truncated.jpg",
+			"thumbnail":   "./images/Tetris (USA)-truncated.jpg",
 			"releasedate": "19891101T000000", "developer": "Nintendo R&D1", "publisher": "Nintendo",
 			"playcount": "5", "lastplayed": "20250110T190000", "gametime": "3600"}},
 		{file: "Contra (USA).nes", name: "Contra\x1b[31m RED\x07\tTab", meta: map[string]string{
