@@ -54,6 +54,9 @@ type Options struct {
 	Clock clock.Clock
 	// Now stamps events (default: bootclock.Now, wall + CLOCK_BOOTTIME).
 	Now func() tracker.Stamp
+	// ClockSynced says whether the wall clock is set (default: the
+	// kernel's NTP status, or a clock chip; see bootclock.Synced).
+	ClockSynced func(time.Time) bool
 	// WatchInterval is the /runningGame poll period (default 3 s).
 	WatchInterval time.Duration
 	// DiagnosticsInterval is the diagnostics' publish period (default
@@ -253,6 +256,7 @@ func Run(ctx context.Context, opts Options) error {
 		{"update", d.runUpdate},
 		{"artwork", d.runArtwork},
 		{"screenshots", d.runLastScreenshot},
+		{"play-today", d.runPlayToday},
 		{"romm-report", d.reportRomM},
 		{"installs", d.keepInstalls},
 		{"requests", func(ctx context.Context) error { return d.followRequestsOn(ctx, d.requestsWake) }},

@@ -105,7 +105,7 @@ func newRigWith(t *testing.T, so simulator.Options, change func(*Config), before
 	ready := make(chan struct{})
 	go func() {
 		done <- Run(ctx, Options{Load: r.load, ConfigFile: r.file, Version: "9.9.9-test", LogOut: r.logs,
-			Clock: r.clock, Now: r.stamp, Ready: func(d *Daemon) { r.d = d; close(ready) }})
+			Clock: r.clock, Now: r.stamp, ClockSynced: func(time.Time) bool { return true }, Ready: func(d *Daemon) { r.d = d; close(ready) }})
 	}()
 	t.Cleanup(func() { // registered last: runs first, before the fakes go
 		cancel()

@@ -40,6 +40,9 @@ func systemStates(s Settings) []Message {
 		ControllerEvent(s, ControllerDisconnected, "Xbox Wireless Controller", goldenNow))
 	msgs = append(msgs, UpdateState(s, "", goldenNow), UpdateState(s, "42 2026/02/01", goldenNow))
 	msgs = append(msgs, ArtworkState(s, tinyJPEG(), goldenNow), PictureState(s, LastScreenshot, tinyJPEG(), goldenNow))
+	msgs = append(msgs, PlayTimeTodayStates(s, PlayDay{}, goldenNow)...)
+	msgs = append(msgs, PlayTimeTodayStates(s, PlayDay{Seconds: 5400, Day: "2026-01-02", ClockSet: true, WeekS: 9000,
+		Top: []TopGame{{"Street Fighter II' - Champion Edition", 6000}, {"Tetris\u202e\x1b[1m", 3000}}}, goldenNow)...)
 	return msgs
 }
 
@@ -85,7 +88,7 @@ func TestDiscoverySets(t *testing.T) {
 		LastBoot, Load, MemoryUsed, IPAddress}
 	// A cabinet with no thermal zone, no batocera.version, no network: those are not announced.
 	bareDiag := []string{FreeSpace, CabinetVersion, OutboxDepth, OutboxDropped, MQTTReconnects}
-	sys := []string{PowerState, Volume, Mute, Controllers, Controller, OSUpdate, Artwork, LastScreenshot}
+	sys := []string{PowerState, Volume, Mute, Controllers, Controller, OSUpdate, Artwork, LastScreenshot, PlayTimeToday}
 	ctl := []string{QuitGame, PauseGame, SaveState, LoadState, Screenshot, ResetGame, ShowMessage}
 	pwr := []string{RestartES, Reboot, Shutdown}
 	cat := func(parts ...[]string) []string { return slices.Concat(parts...) }
@@ -103,8 +106,8 @@ func TestDiscoverySets(t *testing.T) {
 		{"daemon with power", true, false, true, allSources, false, cat(play, diag, sys, pwr), nil},
 		{"daemon with everything", true, true, true, allSources, false, cat(play, diag, sys, ctl, pwr), nil},
 		// No dead entities: what the cabinet lacks is not announced (power state always is).
-		{"daemon on a bare machine", true, false, false, Sources{}, true, cat(play, bareDiag, []string{PowerState, Artwork, LastScreenshot}), nil},
-		{"update needs the installed version", true, false, false, Sources{Update: true}, true, cat(play, bareDiag, []string{PowerState, Artwork, LastScreenshot}), nil},
+		{"daemon on a bare machine", true, false, false, Sources{}, true, cat(play, bareDiag, []string{PowerState, Artwork, LastScreenshot, PlayTimeToday}), nil},
+		{"update needs the installed version", true, false, false, Sources{Update: true}, true, cat(play, bareDiag, []string{PowerState, Artwork, LastScreenshot, PlayTimeToday}), nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

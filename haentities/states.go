@@ -57,10 +57,16 @@ type GameDetails struct {
 
 // Snapshot is everything the retained states show at one moment.
 type Snapshot struct {
-	Online          bool
-	Activity        string // one of the Activity* constants
-	Playing         bool
-	Current         Session // the running game when Playing (Ended is zero)
+	Online   bool
+	Activity string // one of the Activity* constants
+	Playing  bool
+	Current  Session // the running game when Playing (Ended is zero)
+	// CurrentBoot and CurrentBootID are the running game's start on the
+	// boot clock; CurrentIgnored says it is a screensaver launch, shown
+	// but never logged.
+	CurrentBoot     time.Duration
+	CurrentBootID   string
+	CurrentIgnored  bool
 	Screensaver     bool
 	ScreensaverType string // dim, black, random video, slideshow, suspend; "" when unknown
 	Sleeping        bool
@@ -226,3 +232,6 @@ func seconds(d time.Duration) int64 {
 	}
 	return int64(d / time.Second)
 }
+
+// GameLabel is the cleaned name a session's game is shown by (never empty).
+func GameLabel(sess Session) string { return gameName(sess) }

@@ -27,6 +27,9 @@ const (
 	// LastScreenshot is image.batocera_last_screenshot: the newest file in
 	// the screenshot folder, a placeholder before the first.
 	LastScreenshot = "last_screenshot"
+	// PlayTimeToday is the logged play since local midnight (seconds),
+	// with the week's most played games as attributes.
+	PlayTimeToday = "play_time_today"
 )
 
 // Host diagnostics (entity_category diagnostic, beside Diagnostics).
@@ -109,6 +112,10 @@ func systemEntities() []Entity {
 		{Key: OSUpdate, Component: ComponentUpdate, Name: "OS", Icon: "mdi:update"},
 		{Key: Artwork, Component: ComponentImage, Name: "Artwork", Image: true, NoState: true},
 		{Key: LastScreenshot, Component: ComponentImage, Name: "Last screenshot", Image: true, NoState: true},
+		// total_increasing: HA's statistics read the drop at midnight as
+		// the start of a new cycle (a daily meter), not as negative play.
+		{Key: PlayTimeToday, Component: ComponentSensor, Name: "Play time today", Icon: "mdi:timer-sand-complete",
+			DeviceClass: "duration", Unit: "s", StateClass: "total_increasing", Attributes: true},
 	}
 }
 
@@ -177,6 +184,43 @@ const (
 type controllersAttrs struct {
 	Names     []string       `json:"names"`
 	Batteries map[string]int `json:"batteries,omitempty"` // name → %
+}
+
+// PlayDay is the play-time-today figure (hook/playday computes it).
+type PlayDay struct {
+	Seconds  int64
+	Day      string // the local date it counts ("2006-01-02")
+	ClockSet bool   // false: the cabinet's clock is not set yet, the figure adds to the last day known
+	Top      []TopGame
+	WeekS    int64 // the last seven days' logged play
+}
+
+// TopGame is a game's logged play over the week.
+type TopGame struct {
+	Game    string `json:"game"`
+	Seconds int64  `json:"seconds"`
+}
+
+type playDayAttrs struct {
+	Day      string    `json:"day"`
+	ClockSet bool      `json:"clock_set"`
+	WeekS    int64     `json:"week_s"`
+	TopGames []TopGame `json:"top_games"`
+}
+
+// maxTopGames bounds the week's list HA is given.
+const maxTopGames = 5
+
+// PlayTimeTodayStates are the retained play-time-today figure and its attributes.
+func PlayTimeTodayStates(s Settings, p PlayDay, at time.Time) []Message {
+	a := playDayAttrs{Day: clean(p.Day), ClockSet: p.ClockSet, WeekS: max(p.WeekS, 0), TopGames: []TopGame{}}
+	for _, g := range p.Top[:min(len(p.Top), maxTopGames)] {
+		a.TopGames = append(a.TopGames, TopGame{Game: untrusted.Clean(g.Game, maxDetailRunes), Seconds: max(g.Seconds, 0)})
+	}
+	return []Message{
+		retained(s.StateTopic(PlayTimeToday), []byte(strconv.FormatInt(max(p.Seconds, 0), 10)), KindState, at),
+		retained(s.AttributesTopic(PlayTimeToday), marshal(a), KindState, at),
+	}
 }
 
 // ControllerStates are the retained controllers count and its attributes (names, battery % of the

@@ -38,6 +38,7 @@ func fullCapture() []Message {
 	msgs = append(msgs, DiagnosticStates(other, goldenDiagnostics(), goldenNow)...)
 	msgs = append(msgs, PowerStateMessage(other, PowerStopped, goldenNow), ArtworkState(other, tinyJPEG(), goldenNow),
 		PictureState(other, LastScreenshot, tinyJPEG(), goldenNow))
+	msgs = append(msgs, PlayTimeTodayStates(other, PlayDay{Seconds: 60, Day: "2026-01-02"}, goldenNow)...)
 	msgs = append(msgs, SessionStart(other, goldenCurrent(), goldenNow), CabinetEvent(other, CabinetStart, goldenNow, goldenNow))
 	return msgs
 }

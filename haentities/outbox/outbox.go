@@ -53,6 +53,7 @@ var (
 	kQueueLen   = []byte("queue_len")
 	kPrunedAt   = []byte("pruned_at")
 	kState      = []byte("state")
+	kPlayDay    = []byte("play_day")
 )
 
 // Options bound the store. Zero values take the defaults.

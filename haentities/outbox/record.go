@@ -201,6 +201,15 @@ func (t *Tx) AppendSession(s haentities.Session) error {
 	return t.tx.Bucket(bSessions).Put([]byte(s.ID), b)
 }
 
+// PlayDay is the kept state of the play-time-today figure (nil before
+// any; hook/playday reads it).
+func (t *Tx) PlayDay() []byte {
+	return bytes.Clone(t.tx.Bucket(bMeta).Get(kPlayDay))
+}
+
+// SetPlayDay keeps the play-time-today state.
+func (t *Tx) SetPlayDay(b []byte) error { return t.tx.Bucket(bMeta).Put(kPlayDay, b) }
+
 // Name is what ES calls a game, cached so hooks can prefer it over the
 // argv ES mangles.
 type Name struct {

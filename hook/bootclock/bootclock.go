@@ -6,6 +6,7 @@
 package bootclock
 
 import (
+	"os"
 	"strings"
 	"time"
 
@@ -40,4 +41,25 @@ func bootID() string {
 		return ""
 	}
 	return strings.TrimSpace(string(b[:n]))
+}
+
+// plausibleYear is the first year a set clock can show: a clock chip whose
+// battery died comes up in 2000 or 1970.
+const plausibleYear = 2025
+
+// Synced reports whether the wall clock can be trusted to say which day it
+// is: the kernel says NTP has set it (adjtimex does not answer TIME_ERROR),
+// or a clock chip kept it (sysRTC, e.g. /sys/class/rtc/rtc0, exists) and it
+// shows a plausible year. A Raspberry Pi 4 has no clock chip: it boots in
+// the past and is trusted only once NTP has set the clock.
+func Synced(now time.Time, sysRTC string) bool {
+	var tx unix.Timex
+	if state, err := unix.Adjtimex(&tx); err == nil && state != unix.TIME_ERROR {
+		return true
+	}
+	if now.Year() < plausibleYear || sysRTC == "" {
+		return false
+	}
+	_, err := os.Stat(sysRTC)
+	return err == nil
 }

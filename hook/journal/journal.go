@@ -13,9 +13,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/haentities/outbox"
+	"github.com/batocera-cabinet/cabinet/hook/playday"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
 )
 
@@ -86,6 +88,11 @@ func Apply(store *outbox.Store, r Rules, now tracker.Stamp, publish bool, evs []
 				return err
 			}
 		}
+		if len(out.Logged) > 0 {
+			if err := countToday(tx, now, out.Logged); err != nil {
+				return err
+			}
+		}
 		if !r.Publishing {
 			return nil
 		}
@@ -142,6 +149,18 @@ func enrich(tx *outbox.Tx, ev tracker.Event) tracker.Event {
 		}
 	}
 	return ev
+}
+
+// countToday adds logged sessions to the play-time-today figure, in the
+// transaction that logs them, whoever logs them (a hook alone, the
+// daemon). Whether the clock is set is the daemon's to observe.
+func countToday(tx *outbox.Tx, now tracker.Stamp, logged []haentities.Session) error {
+	st, _ := playday.Decode(tx.PlayDay()) // unreadable: the day starts again, the sessions are kept
+	m := playday.Moment{Wall: now.At, Boot: now.Boot, BootID: now.BootID}
+	for _, sess := range logged {
+		st = playday.Add(st, sess, m, time.Local)
+	}
+	return tx.SetPlayDay(playday.Encode(st))
 }
 
 // withDetails gives every session the output publishes ES's metadata of

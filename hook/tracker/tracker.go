@@ -175,6 +175,7 @@ func snapshot(live, final Core) haentities.Snapshot {
 	}
 	if s.Playing {
 		s.Current = live.Open.Session
+		s.CurrentBoot, s.CurrentBootID, s.CurrentIgnored = live.Open.Start.Boot, live.Open.Start.BootID, live.Open.Ignored
 	}
 	switch {
 	case !live.Online:

@@ -1,0 +1,70 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/batocera-cabinet/cabinet/haentities"
+	"github.com/batocera-cabinet/cabinet/hook/journal"
+	"github.com/batocera-cabinet/cabinet/hook/socket"
+	"github.com/batocera-cabinet/cabinet/hook/tracker"
+)
+
+// TestPlayTimeToday: 0 before any play; a running game counts once it is
+// long enough to be logged and moves on every half minute; its end keeps
+// the figure (no drop HA would read as a reset); the week's top games name
+// it. The capture passes the strict validator.
+func TestPlayTimeToday(t *testing.T) {
+	r := newRig(t, nil, nil)
+	topic := r.settings.StateTopic(haentities.PlayTimeToday)
+	r.retained(topic, func(v string) bool { return v == "0" })
+	ctx := context.Background()
+	hook := func(kind tracker.Kind, path, name string) {
+		t.Helper()
+		ev := r.stamped(kind)
+		ev.Path, ev.Name, ev.System = path, name, "nes"
+		if err := socket.Deliver(ctx, r.cfg.Layout.Socket(), journal.NewKey(ev), ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g := r.cab.Library.Games("nes")[0]
+	hook(tracker.KindGameStart, g.Path, g.Name)
+	r.retained(r.settings.StateTopic(haentities.NowPlaying), func(v string) bool { return v != haentities.IdleState })
+	// Under the minimum session (60 s) nothing counts yet.
+	r.clock.Advance(30 * time.Second)
+	time.Sleep(100 * time.Millisecond)
+	if v := r.retained(topic, func(string) bool { return true }); v != "0" {
+		t.Errorf("a 30 s game counts %s s already", v)
+	}
+	for i := 0; i < 6; i++ { // three minutes, in the loop's half-minute steps
+		r.clock.Advance(30 * time.Second)
+		time.Sleep(20 * time.Millisecond)
+	}
+	running := r.retained(topic, func(v string) bool { n, _ := strconv.Atoi(v); return n >= 150 })
+	hook(tracker.KindGameEnd, "", "")
+	r.clock.Advance(5 * time.Second) // past the reorder window: the session is logged
+	final := r.retained(topic, func(v string) bool { n, _ := strconv.Atoi(v); return n >= 210 })
+	a, b := atoi(running), atoi(final)
+	if b < a {
+		t.Errorf("the figure went back from %d to %d at the game's end", a, b)
+	}
+	attrs := r.retained(r.settings.AttributesTopic(haentities.PlayTimeToday), func(v string) bool {
+		var x struct {
+			TopGames []haentities.TopGame `json:"top_games"`
+		}
+		return json.Unmarshal([]byte(v), &x) == nil && len(x.TopGames) == 1 && x.TopGames[0].Seconds == int64(b)
+	})
+	var x struct {
+		Day      string `json:"day"`
+		ClockSet bool   `json:"clock_set"`
+	}
+	if json.Unmarshal([]byte(attrs), &x); x.Day != r.clock.Now().Local().Format(time.DateOnly) || !x.ClockSet {
+		t.Errorf("attributes %s", attrs)
+	}
+	validate(t, r.capture())
+}
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
