@@ -1,0 +1,262 @@
+package haentities
+
+import (
+	"encoding/json"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// haPieces is where the ready-made Home Assistant pieces live.
+var haPieces = filepath.Join("..", "packaging", "homeassistant")
+
+// parseHAYAML parses a blueprint or card (HA's !input tag included) with
+// PyYAML, as JSON.
+func parseHAYAML(t *testing.T, file string) any {
+	t.Helper()
+	py, err := exec.LookPath("python3")
+	if err == nil {
+		err = exec.Command(py, "-c", "import yaml").Run()
+	}
+	if err != nil {
+		if os.Getenv("CABINET_REQUIRE_PEERS") == "1" {
+			t.Fatalf("python3 with PyYAML (python3-yaml) is required (CABINET_REQUIRE_PEERS=1): %v", err)
+		}
+		t.Skip("python3 with PyYAML not found: the Home Assistant pieces are not parsed")
+	}
+	out, err := exec.Command(py, "-c", blueprintJSON, file).Output()
+	if err != nil {
+		t.Fatalf("parse %s: %v", file, err)
+	}
+	var v any
+	if err := json.Unmarshal(out, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// fullCatalogue is every entity a cabinet with everything announces, by
+// the entity id HA derives for the default device name.
+func fullCatalogue() map[string]Entity {
+	s := goldenSettings()
+	s.Name, s.Daemon, s.Controls, s.Power = "Batocera", true, true, true
+	s.Has = Sources{CPUTemperature: true, Audio: true, Controllers: true, Update: true, Network: true, Host: true}
+	out := map[string]Entity{}
+	for _, e := range Catalogue(s) {
+		out[e.Component+"."+haSlug("Batocera "+e.Name)] = e
+	}
+	return out
+}
+
+// haSlug is HA's slugify as it builds entity ids: lower case, every run of
+// other characters one underscore.
+func haSlug(s string) string {
+	return strings.Trim(regexp.MustCompile(`[^a-z0-9]+`).ReplaceAllString(strings.ToLower(s), "_"), "_")
+}
+
+// publishedAttributes are the attribute names an entity is really given,
+// read from what States and the daemon's builders publish.
+func publishedAttributes(t *testing.T) map[string][]string {
+	s := goldenSettings()
+	snap := Snapshot{Online: true, Playing: true, Current: goldenCurrent(), Last: goldenLast()}
+	msgs := States(s, snap, goldenNow)
+	msgs = append(msgs, PlayTimeTodayStates(s, PlayDay{Top: []TopGame{{Game: "x", Seconds: 1}}}, goldenNow)...)
+	msgs = append(msgs, ControllerStates(s, []Pad{{Name: "pad", Battery: new(int)}}, goldenNow)...)
+	out := map[string][]string{}
+	for _, m := range msgs {
+		key := ""
+		for _, e := range fullCatalogue() {
+			if e.Attributes && m.Topic == s.AttributesTopic(e.Key) {
+				key = e.Key
+			}
+		}
+		if key == "" {
+			continue
+		}
+		var a map[string]any
+		if err := json.Unmarshal(m.Payload, &a); err != nil {
+			t.Fatal(err)
+		}
+		out[key] = slices.Sorted(maps.Keys(a))
+	}
+	return out
+}
+
+// TestHomeAssistantPieces parses every blueprint and card in
+// packaging/homeassistant and holds them to the catalogue: each input that
+// picks one of the cabinet's entities selects its domain (and device class
+// when it filters by one), each attribute a template or card row reads is
+// one the entity is given, each state a trigger or condition compares is
+// one of the entity's options, and the card's entity ids exist. Home
+// Assistant cannot run here: this is parsing, not running them in HA.
+func TestHomeAssistantPieces(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(haPieces, "*.yaml"))
+	if err != nil || len(files) < 5 {
+		t.Fatalf("pieces %v (%v): want the card and four blueprints", files, err)
+	}
+	cat := fullCatalogue()
+	attrs := publishedAttributes(t)
+	// Which catalogue entity each blueprint input stands for.
+	inputs := map[string]string{
+		"activity": Activity, "now_playing": NowPlaying, "power_state": PowerState,
+		"shutdown_button": Shutdown, "play_time_today": PlayTimeToday,
+	}
+	byKey := map[string]Entity{}
+	for _, e := range cat {
+		byKey[e.Key] = e
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			doc := parseHAYAML(t, f).(map[string]any)
+			raw, _ := os.ReadFile(f)
+			if bp, ok := doc["blueprint"].(map[string]any); ok {
+				checkBlueprint(t, bp, doc, string(raw), inputs, byKey, attrs)
+				return
+			}
+			checkCard(t, doc, cat, attrs)
+		})
+	}
+}
+
+func checkBlueprint(t *testing.T, bp, doc map[string]any, raw string, inputs map[string]string, byKey map[string]Entity, attrs map[string][]string) {
+	if d := bp["domain"]; d != "automation" && d != "script" {
+		t.Errorf("domain %v", d)
+	}
+	in, _ := bp["input"].(map[string]any)
+	// Variables bound to an input: templates read the entity through them.
+	vars := map[string]string{}
+	for name, v := range asMap(doc["variables"]) {
+		if ref, ok := asMap(v)["!input"].(string); ok {
+			vars[name] = ref
+		}
+	}
+	for name, v := range in {
+		sel := asMap(asMap(v)["selector"])
+		key, ours := inputs[name]
+		ent := asMap(sel["entity"])
+		if !ours {
+			if f, ok := ent["filter"].([]any); ok {
+				for _, x := range f {
+					if asMap(x)["integration"] == "mqtt" {
+						t.Errorf("input %s picks an MQTT entity the test does not know: add it to the table", name)
+					}
+				}
+			}
+			continue
+		}
+		e := byKey[key]
+		filters, _ := ent["filter"].([]any)
+		if len(filters) != 1 {
+			t.Errorf("input %s: want one entity filter, got %v", name, sel)
+			continue
+		}
+		fl := asMap(filters[0])
+		if fl["integration"] != "mqtt" || fl["domain"] != e.Component {
+			t.Errorf("input %s: filter %v, want integration mqtt and domain %s (%s)", name, fl, e.Component, key)
+		}
+		if dc, ok := fl["device_class"]; ok && dc != e.DeviceClass {
+			t.Errorf("input %s: device class %v, but %s has %q", name, dc, key, e.DeviceClass)
+		}
+	}
+	// No entity id is written out: entities come through !input.
+	if m := regexp.MustCompile(`\b(sensor|binary_sensor|button|image|number|switch|event|update)\.batocera_\w+`).FindString(raw); m != "" &&
+		!strings.Contains(raw, "("+m+" with the default name)") && !strings.Contains(raw, "("+m+")") {
+		t.Errorf("hard-coded entity id %s outside a description", m)
+	}
+	// Attributes read in templates, through a variable or the input.
+	for _, m := range regexp.MustCompile(`state_attr\((\w+),\s*'(\w+)'\)`).FindAllStringSubmatch(raw, -1) {
+		key := inputs[vars[m[1]]]
+		if key == "" {
+			t.Errorf("state_attr(%s, …): %s is not bound to a known input", m[1], m[1])
+			continue
+		}
+		if !slices.Contains(attrs[key], m[2]) {
+			t.Errorf("state_attr(%s, '%s'): %s publishes only %v", m[1], m[2], key, attrs[key])
+		}
+	}
+	// States compared on our entities: triggers' to/from, state conditions.
+	walk(doc, func(m map[string]any) {
+		ref, ok := asMap(m["entity_id"])["!input"].(string)
+		if !ok {
+			return
+		}
+		key := inputs[ref]
+		if key == "" {
+			return
+		}
+		e := byKey[key]
+		if attr, ok := m["attribute"].(string); ok && !slices.Contains(attrs[key], attr) {
+			t.Errorf("trigger on %s's attribute %s, which it is not given", key, attr)
+		}
+		for _, field := range []string{"to", "from", "state"} {
+			for _, v := range asList(m[field]) {
+				s, _ := v.(string)
+				if len(e.Options) > 0 && s != "unavailable" && !slices.Contains(e.Options, s) {
+					t.Errorf("%s compares %s with %q, not one of %v", field, key, s, e.Options)
+				}
+			}
+		}
+	})
+}
+
+func checkCard(t *testing.T, doc map[string]any, cat map[string]Entity, attrs map[string][]string) {
+	n := 0
+	walk(doc, func(m map[string]any) {
+		id, ok := m["entity"].(string)
+		if !ok {
+			return
+		}
+		n++
+		e, known := cat[id]
+		if !known {
+			t.Errorf("the card names %s, which no cabinet announces", id)
+			return
+		}
+		if a, ok := m["attribute"].(string); ok && !slices.Contains(attrs[e.Key], a) {
+			t.Errorf("the card reads %s's attribute %s; it has %v", id, a, attrs[e.Key])
+		}
+	})
+	if n < 6 {
+		t.Errorf("the card shows %d entities: want artwork, now playing, activity, power state, volume and play time today", n)
+	}
+	for _, want := range []string{"image.batocera_artwork", "sensor.batocera_now_playing", "sensor.batocera_activity",
+		"sensor.batocera_power_state", "number.batocera_volume", "sensor.batocera_play_time_today"} {
+		found := false
+		walk(doc, func(m map[string]any) { found = found || m["entity"] == want })
+		if !found {
+			t.Errorf("the card lacks %s", want)
+		}
+	}
+}
+
+func asMap(v any) map[string]any { m, _ := v.(map[string]any); return m }
+
+func asList(v any) []any {
+	switch x := v.(type) {
+	case []any:
+		return x
+	case nil:
+		return nil
+	}
+	return []any{v}
+}
+
+// walk calls fn on every mapping in v.
+func walk(v any, fn func(map[string]any)) {
+	switch x := v.(type) {
+	case map[string]any:
+		fn(x)
+		for _, y := range x {
+			walk(y, fn)
+		}
+	case []any:
+		for _, y := range x {
+			walk(y, fn)
+		}
+	}
+}
