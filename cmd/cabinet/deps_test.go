@@ -28,7 +28,7 @@ func goList(t *testing.T, args ...string) []string {
 // path (tracking, argv parsing, the journal, its intake log and the
 // wrappers' inbox, the socket protocol, the file layout, the boot clock).
 // Anything else under hook/ is the hook command's own.
-var daemonMayUse = []string{"hook/tracker", "hook/argv", "hook/journal", "hook/intake", "hook/inbox", "hook/socket", "hook/paths", "hook/bootclock"}
+var daemonMayUse = []string{"hook/tracker", "hook/argv", "hook/journal", "hook/intake", "hook/inbox", "hook/socket", "hook/paths", "hook/bootclock", "hook/playday"}
 
 // hookMayLink is every package of ours that the hook path (hook/...) may
 // link: itself, Home Assistant's payloads, the store and the MQTT link.
