@@ -28,6 +28,7 @@ const playTodayCheck = 5 * time.Minute
 // few minutes (the clock may be set meanwhile).
 func (d *Daemon) runPlayToday(ctx context.Context) error {
 	var shown []byte
+	var last haentities.PlayDay // the figure last published
 	for {
 		applied := d.eng.appliedCh()
 		now := d.opts.Now()
@@ -55,10 +56,17 @@ func (d *Daemon) runPlayToday(ctx context.Context) error {
 			running = &playday.Span{From: snap.CurrentBoot, To: now.Boot}
 		}
 		fig := playday.Today(st, m, running, time.Local, 5)
+		// Between a game's end and its logging (the reorder window, about
+		// 3 s) neither the running game nor the logged session counts it:
+		// within a day the figure never goes back (HA would read a drop as
+		// a new day).
+		if fig.Day == last.Day && fig.Seconds < last.Seconds {
+			fig.Seconds = last.Seconds
+		}
 		msgs := haentities.PlayTimeTodayStates(rules.Settings, fig, d.clock.Now())
 		if key := bytes.Join([][]byte{msgs[0].Payload, msgs[1].Payload}, []byte{0}); err == nil && !bytes.Equal(key, shown) {
 			d.publish(msgs...)
-			shown = key
+			shown, last = key, fig
 		}
 		wait := min(playTodayCheck, playday.NextMidnight(m, time.Local).Sub(m.Wall)+time.Second)
 		if snap.Playing {

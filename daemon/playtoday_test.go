@@ -45,7 +45,19 @@ func TestPlayTimeToday(t *testing.T) {
 	}
 	running := r.retained(topic, func(v string) bool { n, _ := strconv.Atoi(v); return n >= 150 })
 	hook(tracker.KindGameEnd, "", "")
-	r.clock.Advance(5 * time.Second) // past the reorder window: the session is logged
+	r.retained(r.settings.StateTopic(haentities.NowPlaying), func(v string) bool { return v == haentities.IdleState })
+	// Past the reorder window (the flush timer is armed once the end is
+	// applied): the session is logged.
+	for i := 0; ; i++ {
+		if v, _ := r.broker.Retained(r.settings.StateTopic(haentities.LastSession)); string(v) != haentities.NoneState && len(v) > 0 {
+			break
+		}
+		if i == 200 {
+			t.Fatal("the session was never logged")
+		}
+		r.clock.Advance(time.Second)
+		time.Sleep(20 * time.Millisecond)
+	}
 	final := r.retained(topic, func(v string) bool { n, _ := strconv.Atoi(v); return n >= 210 })
 	a, b := atoi(running), atoi(final)
 	if b < a {

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -47,6 +48,23 @@ func TestDemo(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, lastLines(out, 40))
 		}
+	}
+	// Play time today only grows through the evening (HA would read a
+	// drop as a new day), and ends above zero.
+	prev := -1
+	for _, line := range strings.Split(out, "\n") {
+		_, v, ok := strings.Cut(line, "HA play_time_today")
+		if !ok {
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < prev {
+			t.Errorf("play_time_today went from %d to %q", prev, v)
+		}
+		prev = n
+	}
+	if prev <= 0 {
+		t.Errorf("play_time_today ended at %d", prev)
 	}
 	// The whole evening as Home Assistant received it: no dead entity.
 	b, err := os.ReadFile(capture)
