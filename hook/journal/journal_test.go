@@ -142,3 +142,58 @@ func FuzzSpoolDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestApplyPublishesCachedDetails: a hook (which may not ask ES) publishes
+// the game's details from the store's cache, in now_playing's attributes,
+// the session events and the history; the session counts toward play time
+// today in the same transaction.
+func TestApplyPublishesCachedDetails(t *testing.T) {
+	store, err := outbox.Open(filepath.Join(t.TempDir(), "cabinet.db"), outbox.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	rom := "/userdata/roms/nes/zelda.nes"
+	det := haentities.GameDetails{Genre: "Action-Adventure", Players: "1", Developer: "Nintendo R&D4", Year: 1986}
+	if err := store.Update(func(tx *outbox.Tx) error {
+		return tx.PutName(rom, outbox.Name{Name: "The Legend of Zelda", System: "nes", Details: det})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := tracker.DefaultConfig()
+	cfg.MinSession = 0
+	j := Rules{Settings: haentities.Settings{ID: "abc"}, Tracker: cfg, Publishing: true}
+	start := ev(tracker.KindGameStart, 0)
+	start.Path, start.Name = rom, "zelda"
+	mid := tracker.Stamp{At: t0.Add(10 * time.Second), Boot: time.Hour + 10*time.Second, BootID: "boot1"}
+	res, err := Apply(store, j, mid, true, []Keyed{{"1", start}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Snapshot.Current.Details != det {
+		t.Errorf("now playing details %+v, want %+v", res.Snapshot.Current.Details, det)
+	}
+	found := false
+	for _, m := range res.Messages(j.Settings, mid.At) {
+		if m.Topic == j.Settings.AttributesTopic(haentities.NowPlaying) {
+			found = strings.Contains(string(m.Payload), `"genre":"Action-Adventure"`) && strings.Contains(string(m.Payload), `"year":1986`)
+		}
+	}
+	if !found {
+		t.Error("now_playing's attributes lack the cached details")
+	}
+	end := ev(tracker.KindGameEnd, 90*time.Second)
+	later := tracker.Stamp{At: t0.Add(time.Hour), Boot: 2 * time.Hour, BootID: "boot1"}
+	if _, err := Apply(store, j, later, true, []Keyed{{"2", end}}); err != nil {
+		t.Fatal(err)
+	}
+	sessions, _ := store.Sessions(outbox.Query{})
+	if len(sessions) != 1 || sessions[0].Details != det || sessions[0].BootID != "boot1" {
+		t.Errorf("history = %+v", sessions)
+	}
+	var kept []byte
+	store.Update(func(tx *outbox.Tx) error { kept = tx.PlayDay(); return nil })
+	if !strings.Contains(string(kept), `"spans"`) {
+		t.Errorf("play time today not counted: %s", kept)
+	}
+}
