@@ -54,8 +54,11 @@ func TestConfigEditedLive(t *testing.T) {
 		// the good broker through the daemon.
 		r.hook("screensaver-start", "black")
 		r.obs.WaitMsg(from, r.topic("screensaver"), "ON", 10*time.Second)
+		// A late copy of the reconnection's "online" may still arrive
+		// (the announce repeats it; the embedded broker records a message
+		// after its PUBACK): only a change is wrong.
 		for _, m := range r.obs.Since(from) {
-			if m.Topic == r.status() {
+			if m.Topic == r.status() && m.Payload != "online" {
 				t.Errorf("availability changed to %q after an invalid edit", m.Payload)
 			}
 		}
