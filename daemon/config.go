@@ -3,6 +3,7 @@ package daemon
 import (
 	"reflect"
 
+	"github.com/batocera-cabinet/cabinet/daemon/cfaccess"
 	"github.com/batocera-cabinet/cabinet/daemon/tools"
 	"github.com/batocera-cabinet/cabinet/haentities/mqttlink"
 	"github.com/batocera-cabinet/cabinet/hook/journal"
@@ -43,7 +44,40 @@ type HTTP struct {
 	Listen         string // cabinet.mcp.listen
 	AllowedHosts   []string
 	AllowedOrigins []string
+	TLS            TLS
+	// Access is Cloudflare Access (cabinet.mcp.cf_access.*); nil: off,
+	// and the assertion header is ignored.
+	Access *Access
 }
+
+// Access is the Cloudflare Access application whose assertions MCP over
+// HTTP accepts, as cfaccess.Options take it, and the scopes its identities
+// get.
+type Access struct {
+	TeamDomain    string
+	Audience      string
+	AllowedEmails []string
+	CertsURL      string // "": the team's
+	Scopes        []string
+}
+
+// Options are the verifier's options.
+func (a *Access) Options() cfaccess.Options {
+	return cfaccess.Options{TeamDomain: a.TeamDomain, Audience: a.Audience, AllowedEmails: a.AllowedEmails, CertsURL: a.CertsURL}
+}
+
+// TLS is the certificate MCP over HTTP serves: files (cabinet.mcp.tls_cert_file
+// and tls_key_file, resolved) or a self-signed pair kept in the state dir;
+// neither is plain HTTP only. Plain HTTP is served on the same port beside
+// TLS unless Only (cabinet.mcp.tls_only).
+type TLS struct {
+	CertFile, KeyFile string
+	SelfSigned        bool
+	Only              bool
+}
+
+// On reports whether a certificate is configured.
+func (t TLS) On() bool { return t.SelfSigned || t.CertFile != "" || t.KeyFile != "" }
 
 // Diagnostics are the sources of the diagnostic entities (the Batocera
 // version is the settings').

@@ -35,6 +35,10 @@ func TestDiffDerivesWhatToRebuild(t *testing.T) {
 		{"state dir", func(c *Config) { c.Layout.State = "/t"; c.Tools.Paths.StateDir = "/t" }, changes{tools: true, layout: true}},
 		{"es url", func(c *Config) { c.Tools.ESURL = "http://127.0.0.1:1" }, changes{es: true, tools: true}},
 		{"allowed hosts", func(c *Config) { c.HTTP.AllowedHosts = []string{"arcade.lan"} }, changes{http: true}},
+		{"tls", func(c *Config) { c.HTTP.TLS.SelfSigned = true }, changes{http: true}},
+		{"cf access", func(c *Config) {
+			c.HTTP.Access = &Access{TeamDomain: "t.cloudflareaccess.com", Scopes: []string{"read"}}
+		}, changes{http: true}},
 	}
 	for _, tt := range tests {
 		old, cur := base(), base()

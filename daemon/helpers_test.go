@@ -216,11 +216,12 @@ func (r *rig) retained(topic string, ok func(string) bool) string {
 	return last
 }
 
-// capture is the broker's capture once the daemon's pictures (published by
-// their own parts, at any moment after the start) are out, for validate.
+// capture is the broker's capture once the daemon's pictures and play time
+// today (published by their own parts, at any moment after the start) are
+// out, for validate.
 func (r *rig) capture() []byte {
 	r.t.Helper()
-	for _, key := range []string{haentities.Artwork, haentities.LastScreenshot} {
+	for _, key := range []string{haentities.Artwork, haentities.LastScreenshot, haentities.PlayTimeToday} {
 		r.retained(r.settings.StateTopic(key), func(v string) bool { return v != "" })
 	}
 	return r.broker.Capture()

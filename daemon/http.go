@@ -8,10 +8,15 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"os"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/batocera-cabinet/cabinet/daemon/cfaccess"
 	"github.com/batocera-cabinet/cabinet/daemon/httpauth"
+	"github.com/batocera-cabinet/cabinet/daemon/tlsconf"
 	"github.com/batocera-cabinet/cabinet/daemon/tools"
 )
 
@@ -46,18 +51,16 @@ func (d *Daemon) listenHTTP(cfg HTTP, tokenPath string) net.Listener {
 	return ln
 }
 
-// serveHTTP serves MCP over Streamable HTTP on ln, behind the bearer token,
-// Host and Origin checks, until ctx ends. Without a listener (the address
-// was taken) it tries again with backoff, logging only its success.
+// serveHTTP serves MCP over Streamable HTTP on ln, behind the bearer token
+// (or, from the tunnel, a Cloudflare Access assertion), Host and Origin
+// checks, until ctx ends; with a certificate configured, HTTPS and (unless
+// cabinet.mcp.tls_only) plain HTTP on the same port. Without a listener (the
+// address was taken) it tries again with backoff, logging only its success.
 func (d *Daemon) serveHTTP(ctx context.Context, ln net.Listener) error {
 	cfg := d.config()
 	for wait := 5 * time.Second; ln == nil; wait = min(2*wait, time.Minute) {
-		t, tc := d.clock.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !d.sleep(ctx, wait) {
 			return nil
-		case <-tc:
 		}
 		l, err := net.Listen("tcp", cfg.HTTP.Listen)
 		if err != nil {
@@ -65,36 +68,72 @@ func (d *Daemon) serveHTTP(ctx context.Context, ln net.Listener) error {
 			continue
 		}
 		ln = l
-		d.mu.Lock()
-		d.http = httpState{addr: ln.Addr().String()}
-		d.mu.Unlock()
+		d.setHTTP(httpState{addr: ln.Addr().String()})
 	}
 	tokenPath := cfg.Layout.Token()
 	if _, err := httpauth.EnsureToken(tokenPath); err != nil {
 		ln.Close()
 		return err
 	}
-	guard := httpauth.New(httpauth.Options{
+	opts := httpauth.Options{
 		TokenPath: tokenPath, AllowedHosts: cfg.HTTP.AllowedHosts, AllowedOrigins: cfg.HTTP.AllowedOrigins,
 		Now: d.clock.Now, OnDenied: d.deniedLogger(),
 		OnError: func(err error) { d.log.Warn().Err(err).Msg("MCP over HTTP: a token's last use was not recorded") },
-	})
+	}
+	if a := cfg.HTTP.Access; a != nil {
+		if v := d.accessVerifier(ctx, a); v != nil {
+			opts.Access, opts.AccessScopes = v, a.Scopes
+		}
+	}
+	scheme := "http"
+	event := d.log.Info()
+	if tc := cfg.HTTP.TLS; tc.On() {
+		addr := ln.Addr().String()
+		src := d.openTLS(ctx, tc, cfg.Layout.State, addr)
+		if src == nil {
+			ln.Close()
+			return nil // ctx ended
+		}
+		d.setHTTP(httpState{addr: addr})
+		ln = tlsconf.Listen(ln, src.Config(), tlsconf.ListenOptions{Plain: !tc.Only, SniffTimeout: httpHeaderTimeout})
+		scheme = "https"
+		info := src.Info()
+		// The names the certificate was made for (tailscale cert's
+		// <host>.<tailnet>.ts.net) are the cabinet's own: a client that
+		// checks the certificate uses one of them as its Host.
+		opts.AllowedHosts = append(slices.Clone(opts.AllowedHosts), certHosts(info)...)
+		event = event.Str("tls", info.Source).Str("subject", info.Subject).Time("expires", info.NotAfter).Bool("plain_http", !tc.Only)
+		if tc.SelfSigned {
+			event = event.Str("fingerprint", info.Fingerprint)
+		}
+	}
+	if opts.Access != nil {
+		event = event.Str("cf_access", cfg.HTTP.Access.TeamDomain).Strs("cf_access_scopes", opts.AccessScopes)
+	}
+	guard := httpauth.New(opts)
 	mcp := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		d.mcp.mu.Lock()
 		h := d.mcp.http
 		d.mcp.mu.Unlock()
 		h.ServeHTTP(w, r)
 	})
-	srv := &http.Server{Handler: guard.Wrap(mcp), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+	srv := &http.Server{Handler: guard.Wrap(mcp), ReadHeaderTimeout: httpHeaderTimeout, IdleTimeout: 2 * time.Minute,
 		ErrorLog: log.New(io.Discard, "", 0)}
+	shut := make(chan struct{})
 	go func() {
+		defer close(shut)
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		srv.Shutdown(sctx)
 		cancel()
 	}()
-	d.log.Info().Str("url", "http://"+ln.Addr().String()+"/mcp").Str("token_file", tokenPath).Msg("MCP over HTTP listening")
+	event.Str("url", scheme+"://"+ln.Addr().String()+"/mcp").Str("token_file", tokenPath).Msg("MCP over HTTP listening")
 	err := srv.Serve(ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		// Serve returns as Shutdown begins; the requests still being
+		// answered note their tokens' uses until it ends.
+		<-shut
+	}
 	guard.Flush() // the last token uses written before the state dir may go
 	d.mu.Lock()
 	d.http.addr = ""
@@ -103,6 +142,112 @@ func (d *Daemon) serveHTTP(ctx context.Context, ln net.Listener) error {
 		return err
 	}
 	return nil
+}
+
+// httpHeaderTimeout bounds a request's headers, and the wait for a new
+// connection's first byte, which says whether it is TLS.
+const httpHeaderTimeout = 10 * time.Second
+
+// sleep waits d on the daemon's clock, reporting false when ctx ended first.
+func (d *Daemon) sleep(ctx context.Context, wait time.Duration) bool {
+	t, tc := d.clock.NewTimer(wait)
+	select {
+	case <-ctx.Done():
+		t.Stop()
+		return false
+	case <-tc:
+		return true
+	}
+}
+
+func (d *Daemon) setHTTP(st httpState) {
+	d.mu.Lock()
+	d.http = st
+	d.mu.Unlock()
+}
+
+// openTLS opens the certificate source, trying again with backoff while it
+// fails (the files not there yet: tailscale cert runs after boot). Until it
+// opens nothing is served and the status says why; nil means ctx ended.
+func (d *Daemon) openTLS(ctx context.Context, tc TLS, stateDir, addr string) *tlsconf.Source {
+	opts := tlsconf.Options{
+		CertFile: tc.CertFile, KeyFile: tc.KeyFile, Now: d.clock.Now,
+		// tlsconf reports a repeated failure or expiry warning once a day,
+		// so these need no limit of their own.
+		OnError: func(err error) { d.log.Warn().Err(err).Msg("MCP over HTTPS: certificate") },
+		OnReload: func(i tlsconf.Info) {
+			d.log.Info().Str("subject", i.Subject).Time("expires", i.NotAfter).Str("fingerprint", i.Fingerprint).
+				Str("source", i.Source).Msg("MCP over HTTPS: serving a new certificate")
+		},
+	}
+	if tc.SelfSigned {
+		opts.SelfSignedDir, opts.Hosts = stateDir, selfSignedHosts()
+	}
+	for wait := 5 * time.Second; ; wait = min(2*wait, time.Minute) {
+		src, err := tlsconf.Open(ctx, opts)
+		if err == nil {
+			return src
+		}
+		d.setHTTP(httpState{err: err.Error()})
+		d.log.Error().Err(err).Str("addr", addr).Dur("retry_in", wait).
+			Msg("MCP over HTTP is not served until its certificate loads: fix the key named, or set cabinet.mcp.tls=off (hooks, MQTT and MCP over the socket go on)")
+		if !d.sleep(ctx, wait) {
+			return nil
+		}
+	}
+}
+
+// accessVerifier builds the Cloudflare Access verifier and fetches the
+// team's keys in the background, so the first tunnel request does not wait
+// for them and a wrong team domain shows in the log at once. A
+// configuration the verifier refuses (cmd/cabinet checked it already) leaves
+// Access off: requests from the tunnel then need a bearer token.
+func (d *Daemon) accessVerifier(ctx context.Context, a *Access) *cfaccess.Verifier {
+	o := a.Options()
+	o.Now = d.clock.Now
+	v, err := cfaccess.New(o)
+	if err != nil {
+		d.log.Error().Err(err).Msg("Cloudflare Access is off: fix cabinet.mcp.cf_access.*")
+		return nil
+	}
+	go func() {
+		if err := v.Refresh(ctx); err != nil && ctx.Err() == nil {
+			d.log.Warn().Err(err).Msg("Cloudflare Access: the signing keys could not be fetched; assertions are refused until they are (tried again on the next one)")
+		}
+	}()
+	return v
+}
+
+// selfSignedHosts are the self-signed certificate's names: the cabinet's
+// host name (and its .local), loopback, and every address of its
+// interfaces, the ones a LAN client dials.
+func selfSignedHosts() []string {
+	hosts := []string{}
+	if h, err := os.Hostname(); err == nil && h != "" && h != "localhost" {
+		h = strings.ToLower(h)
+		hosts = append(hosts, h, h+".local")
+	}
+	hosts = append(hosts, "localhost", "127.0.0.1", "::1")
+	if addrs, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range addrs {
+			if ipn, ok := a.(*net.IPNet); ok && !ipn.IP.IsLoopback() {
+				hosts = append(hosts, ipn.IP.String())
+			}
+		}
+	}
+	return hosts
+}
+
+// certHosts are a certificate's DNS names that can be a Host header: not
+// wildcards, which the Host allow-list does not match.
+func certHosts(i tlsconf.Info) []string {
+	var out []string
+	for _, n := range i.DNSNames {
+		if !strings.HasPrefix(n, "*.") {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // httpScopes carries the scopes of the request's bearer token from the

@@ -41,7 +41,14 @@ func (d *Daemon) buildMCP(cfg *Config) error {
 	h := server.NewStreamableHTTPServer(normal.MCP(),
 		server.WithHeartbeatInterval(30*time.Second),
 		server.WithSessionIdleTTL(30*time.Minute),
-		server.WithHTTPContextFunc(httpScopes)) // the token's scopes, for every tool call (http.go)
+		server.WithHTTPContextFunc(httpScopes), // the token's scopes, for every tool call (http.go)
+		// The guard in front (httpauth) checks every request's Host against
+		// the allow-list, the defence against DNS rebinding. mcp-go's own
+		// check refuses any Host but a loopback one on a loopback
+		// connection, which is how cloudflared, tailscale serve or any proxy
+		// on the cabinet reach it: every allowed public hostname would be
+		// refused there.
+		server.WithDisableLocalhostProtection(true))
 	d.mcp.mu.Lock()
 	d.mcp.normal, d.mcp.dry, d.mcp.http = normal, dry, h
 	d.mcp.mu.Unlock()

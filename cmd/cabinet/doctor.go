@@ -13,12 +13,14 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/cmd/cabinet/config"
 	"github.com/batocera-cabinet/cabinet/daemon"
+	"github.com/batocera-cabinet/cabinet/daemon/cfaccess"
 	"github.com/batocera-cabinet/cabinet/daemon/doctor"
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/daemon/library/platforms"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romarr"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romm"
 	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
+	"github.com/batocera-cabinet/cabinet/daemon/tlsconf"
 	"github.com/batocera-cabinet/cabinet/haentities/mqttlink"
 	"github.com/batocera-cabinet/cabinet/hook/socket"
 	"github.com/batocera-cabinet/cabinet/packaging"
@@ -79,6 +81,7 @@ func doctorEnv(l *config.Loaded) (doctor.Env, error) {
 		RomsRoot:           cfg.Path("/userdata/roms"),
 		RomM:               doctorRomM(cfg),
 		ROMarr:             doctorROMarr(cfg),
+		MCP:                doctorMCP(cfg),
 		Extra:              []doctor.Check{{Name: "daemon", Run: daemonCheck(cfg.Layout().Socket())}},
 	}
 	// Under a fake root (the simulator, tests) this machine's firewall is
@@ -105,6 +108,34 @@ func doctorEnv(l *config.Loaded) (doctor.Env, error) {
 		}
 	}
 	return env, nil
+}
+
+// doctorMCP is MCP over HTTP's certificate and Cloudflare Access as the
+// daemon would take them (the same mapping), with a verifier of its own to
+// fetch Access's keys.
+func doctorMCP(cfg *config.Config) doctor.MCPEnv {
+	h := httpConfig(cfg)
+	env := doctor.MCPEnv{CertFile: h.TLS.CertFile, KeyFile: h.TLS.KeyFile, TLSOnly: h.TLS.Only, AllowedHosts: h.AllowedHosts}
+	if h.TLS.SelfSigned {
+		env.SelfSignedCert, _ = tlsconf.SelfSignedPaths(cfg.StatePath())
+	}
+	a := h.Access
+	if a == nil {
+		return env
+	}
+	env.Access = &doctor.AccessEnv{TeamDomain: a.TeamDomain, Audience: a.Audience, Emails: len(a.AllowedEmails), Scopes: a.Scopes}
+	v, err := cfaccess.New(a.Options())
+	if err != nil {
+		env.Access.Err = err
+		return env
+	}
+	env.Access.Fetch = func(ctx context.Context) (int, error) {
+		if err := v.Refresh(ctx); err != nil {
+			return 0, err
+		}
+		return v.Stats().Keys, nil
+	}
+	return env
 }
 
 // doctorRomM is the RomM client the library tools would use (the same
@@ -256,8 +287,12 @@ func daemonCheck(path string) func(context.Context, []doctor.Result) doctor.Resu
 			}
 			return doctor.Result{Status: doctor.Fail, Detail: detail, Hint: "check the broker and cabinet.mqtt.*; the daemon retries on its own", Facts: facts}
 		case st.MCPHTTPError != "":
+			hint := "set cabinet.mcp.listen to a free address (or stop what holds it) and restart the service; hooks, MQTT and `cabinet mcp` work meanwhile"
+			if strings.HasPrefix(st.MCPHTTPError, "mcp tls:") {
+				hint = "fix the certificate (the mcp-tls check above says how); cabinet serve tries it again every minute, and hooks, MQTT and `cabinet mcp` work meanwhile"
+			}
 			return doctor.Result{Status: doctor.Warn, Detail: fmt.Sprintf("cabinet serve (pid %d) runs, but MCP over HTTP does not: %s", st.PID, st.MCPHTTPError),
-				Hint: "set cabinet.mcp.listen to a free address (or stop what holds it) and restart the service; hooks, MQTT and `cabinet mcp` work meanwhile", Facts: facts}
+				Hint: hint, Facts: facts}
 		case st.RomM != nil && st.RomM.DeviceProblem:
 			return doctor.Result{Status: doctor.Warn, Detail: fmt.Sprintf("cabinet serve (pid %d) runs, but RomM does not know the cabinet's device", st.PID),
 				Hint: "run `cabinet romm pair` again (play sessions still reach RomM's history)", Facts: facts}

@@ -264,8 +264,13 @@ func nextSteps(w io.Writer, cfg *config.Config) {
 	fmt.Fprintln(w, "  Claude Code, over SSH (after ssh-copy-id root@"+host+"):")
 	fmt.Fprintf(w, "    claude mcp add cabinet -- ssh root@%s /userdata/system/cabinet/bin/cabinet mcp\n", host)
 	if port := listenPort(cfg.MCP.Listen); port != "" {
+		// Plain HTTP answers on the same port unless cabinet.mcp.tls_only.
+		scheme := "http"
+		if cfg.MCP.TLSOnly && cfg.MCP.TLS != "off" && (cfg.MCP.TLS == "self-signed" || cfg.MCP.TLSCertFile != "") {
+			scheme = "https"
+		}
 		fmt.Fprintln(w, "  Claude Code, over the LAN with the bearer token:")
-		fmt.Fprintf(w, "    claude mcp add --transport http cabinet http://%s:%s/mcp --header \"Authorization: Bearer $(ssh root@%s /userdata/system/cabinet/bin/cabinet token show)\"\n", host, port, host)
+		fmt.Fprintf(w, "    claude mcp add --transport http cabinet %s://%s:%s/mcp --header \"Authorization: Bearer $(ssh root@%s /userdata/system/cabinet/bin/cabinet token show)\"\n", scheme, host, port, host)
 	}
 }
 

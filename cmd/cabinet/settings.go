@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"github.com/batocera-cabinet/cabinet/daemon/osupdate"
 	"github.com/batocera-cabinet/cabinet/daemon/sysaudio"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/cmd/cabinet/config"
 	"github.com/batocera-cabinet/cabinet/daemon"
+	"github.com/batocera-cabinet/cabinet/daemon/cfaccess"
 	"github.com/batocera-cabinet/cabinet/daemon/tools"
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/haentities/mqttlink"
@@ -144,7 +146,7 @@ func daemonConfig(l *config.Loaded, version string) (daemon.Loaded, error) {
 		Rules:       journalRules(cfg, settings),
 		BirthTopic:  cfg.MQTT.HAStatusTopic,
 		Tools:       toolsSettings(cfg),
-		HTTP:        daemon.HTTP{Listen: cfg.MCP.Listen, AllowedHosts: cfg.MCP.AllowedHosts, AllowedOrigins: cfg.MCP.AllowedOrigins},
+		HTTP:        httpConfig(cfg),
 		Diagnostics: daemon.Diagnostics{ThermalZones: cfg.Path(thermalZones)},
 		System:      systemPaths(cfg),
 		LogLevel:    cfg.LogLevel,
@@ -157,7 +159,42 @@ func daemonConfig(l *config.Loaded, version string) (daemon.Loaded, error) {
 	if dc.RomM.Token != "" {
 		dc.Secrets = append(dc.Secrets, dc.RomM.Token)
 	}
-	return daemon.Loaded{Config: dc, Warnings: l.Warnings, Err: l.Err}, nil
+	err = l.Err
+	if aerr := checkAccess(dc.HTTP.Access); aerr != nil {
+		// As with any invalid value: the default (off) is used, and a
+		// reload with it is refused.
+		dc.HTTP.Access = nil
+		err = errors.Join(err, aerr)
+	}
+	return daemon.Loaded{Config: dc, Warnings: l.Warnings, Err: err}, nil
+}
+
+// httpConfig maps cabinet.mcp.listen, the Host and Origin allow-lists,
+// the TLS keys (files resolved under cabinet.paths.root) and
+// cabinet.mcp.cf_access.*.
+func httpConfig(cfg *config.Config) daemon.HTTP {
+	h := daemon.HTTP{Listen: cfg.MCP.Listen, AllowedHosts: cfg.MCP.AllowedHosts, AllowedOrigins: cfg.MCP.AllowedOrigins}
+	if cfg.MCP.TLS != "off" {
+		h.TLS = daemon.TLS{CertFile: resolvedFile(cfg, cfg.MCP.TLSCertFile), KeyFile: resolvedFile(cfg, cfg.MCP.TLSKeyFile),
+			SelfSigned: cfg.MCP.TLS == "self-signed"}
+	}
+	h.TLS.Only = cfg.MCP.TLSOnly
+	if a := cfg.MCP.CFAccess; a.On() {
+		h.Access = &daemon.Access{TeamDomain: a.TeamDomain, Audience: a.AUD, AllowedEmails: a.AllowedEmails,
+			CertsURL: a.CertsURL, Scopes: a.Scopes}
+	}
+	return h
+}
+
+// checkAccess checks cabinet.mcp.cf_access.* as a whole, as the verifier
+// will (each key alone was checked by config.Load): the team domain and
+// the audience together, and a certs URL that is https or loopback.
+func checkAccess(a *daemon.Access) error {
+	if a == nil {
+		return nil
+	}
+	_, err := cfaccess.New(a.Options())
+	return err
 }
 
 // systemPaths are the cabinet's tools and kernel files, under

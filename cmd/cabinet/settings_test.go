@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -108,5 +109,69 @@ func TestDaemonCheckShowsHTTPTaken(t *testing.T) {
 	cancel()
 	if r := daemonCheck(filepath.Join(t.TempDir(), "none.sock"))(context.Background(), nil); r.Status != doctor.Warn || !strings.Contains(r.Detail, "not running") {
 		t.Errorf("no daemon: %+v", r)
+	}
+}
+
+// The TLS and Cloudflare Access keys map to the daemon's HTTP section:
+// files under cabinet.paths.root, tls=off over the files, Access only
+// when set, and settings the verifier refuses reported as invalid with
+// Access left off.
+func TestHTTPConfigRemoteKeys(t *testing.T) {
+	aud := strings.Repeat("ab", 32)
+	tests := []struct {
+		name     string
+		sets     []string
+		want     daemon.TLS
+		access   bool
+		wantErr  string
+		wantHost []string
+	}{
+		{name: "defaults"},
+		{name: "files", sets: []string{"cabinet.mcp.tls_cert_file=/userdata/c.crt", "cabinet.mcp.tls_key_file=/userdata/c.key"},
+			want: daemon.TLS{CertFile: "<root>/userdata/c.crt", KeyFile: "<root>/userdata/c.key"}},
+		{name: "off wins over files", sets: []string{"cabinet.mcp.tls=off", "cabinet.mcp.tls_cert_file=/c.crt", "cabinet.mcp.tls_key_file=/c.key", "cabinet.mcp.tls_only=1"},
+			want: daemon.TLS{Only: true}},
+		{name: "self-signed", sets: []string{"cabinet.mcp.tls=self-signed"}, want: daemon.TLS{SelfSigned: true}},
+		{name: "access", sets: []string{"cabinet.mcp.cf_access.team_domain=t.cloudflareaccess.com", "cabinet.mcp.cf_access.aud=" + aud,
+			"cabinet.mcp.allowed_hosts=cabinet.example.com"}, access: true, wantHost: []string{"cabinet.example.com"}},
+		{name: "access without aud", sets: []string{"cabinet.mcp.cf_access.team_domain=t.cloudflareaccess.com"},
+			wantErr: "cabinet.mcp.cf_access.aud must be"},
+		{name: "certs URL not https", sets: []string{"cabinet.mcp.cf_access.team_domain=t.cloudflareaccess.com", "cabinet.mcp.cf_access.aud=" + aud,
+			"cabinet.mcp.cf_access.certs_url=http://certs.example/keys"}, wantErr: "must be https"},
+	}
+	for _, tt := range tests {
+		// Everything under a fake root, the file an empty one: nothing of
+		// this machine's is read or written.
+		root := t.TempDir()
+		conf := filepath.Join(root, "cabinet.conf")
+		if err := os.WriteFile(conf, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		l := config.Load(config.Inputs{Environ: []string{"CABINET_CONFIG=" + conf},
+			Sets: append([]string{"cabinet.paths.root=" + root}, tt.sets...)})
+		tt.want.CertFile = strings.ReplaceAll(tt.want.CertFile, "<root>", root)
+		tt.want.KeyFile = strings.ReplaceAll(tt.want.KeyFile, "<root>", root)
+		if l.Err != nil {
+			t.Fatalf("%s: %v", tt.name, l.Err)
+		}
+		dl, err := daemonConfig(l, "test")
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		h := dl.Config.HTTP
+		if h.TLS != tt.want || (h.Access != nil) != tt.access || strings.Join(h.AllowedHosts, ",") != strings.Join(tt.wantHost, ",") {
+			t.Errorf("%s: TLS %+v access %+v hosts %v; want %+v, access %v", tt.name, h.TLS, h.Access, h.AllowedHosts, tt.want, tt.access)
+		}
+		if got := ""; dl.Err != nil || tt.wantErr != "" {
+			if dl.Err != nil {
+				got = dl.Err.Error()
+			}
+			if tt.wantErr == "" || !strings.Contains(got, tt.wantErr) {
+				t.Errorf("%s: error %q, want %q", tt.name, got, tt.wantErr)
+			}
+		}
+		if tt.access && (h.Access.Audience != aud || strings.Join(h.Access.Scopes, " ") != "read play") {
+			t.Errorf("%s: access %+v", tt.name, h.Access)
+		}
 	}
 }

@@ -6,12 +6,11 @@ import (
 	"time"
 )
 
-// budget is the token bucket of failed signature checks, shared by every
-// caller: each failure takes a token, tokens come back at rate per second up
-// to burst. Only failures take from it, so a valid assertion never waits on
-// it or is refused by it; while it is empty, failures are still refused the
-// same way, and the one extra cost a forgery can cause, a refetch of the keys
-// for an unknown kid, is not made.
+// budget is the token bucket of refusals, shared by every caller: each
+// refusal takes a token, tokens come back at rate per second up to burst.
+// Only refusals take from it, and it decides nothing: a valid assertion is
+// accepted and an invalid one refused whatever it holds. Empty, it says a
+// flood is under way (Verifier.Flooding).
 type budget struct {
 	now   func() time.Time
 	burst float64
@@ -64,8 +63,8 @@ type Stats struct {
 	// SignatureChecks counts RSA verifications made, valid or not: the CPU
 	// an attacker can spend is this, never more.
 	SignatureChecks uint64
-	// BudgetExhausted counts failed signature checks that found the failure
-	// budget empty (a flood of forgeries).
+	// BudgetExhausted counts refusals that found the failure budget empty
+	// (a flood of invalid assertions).
 	BudgetExhausted uint64
 	// Fetches and FetchFailures count GETs of the certs URL; a failure keeps
 	// the keys already held. LastFetchError is the latest failure ("" after
@@ -74,7 +73,7 @@ type Stats struct {
 	FetchFailures  uint64
 	LastFetchError string
 	// RefetchesSuppressed counts unknown kids not looked up because the last
-	// fetch was within RefetchEvery or the failure budget was empty.
+	// fetch was within RefetchEvery.
 	RefetchesSuppressed uint64
 	// Keys is how many signing keys are held now.
 	Keys int

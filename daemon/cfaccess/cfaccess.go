@@ -22,11 +22,12 @@
 // A forgery that reaches step 5 must copy a real issuer, audience and
 // unexpired time, and then costs one RSA public-key operation (tens of
 // microseconds with e = 65537; see BenchmarkVerify). Valid assertions are
-// never throttled: the failure budget is only spent by signatures that turn
-// out wrong, and while it is empty it only stops unknown kids from triggering
-// key refetches. A flood therefore never refuses an assertion signed with a
-// key already held; the one thing it can delay is picking up a key Access
-// rotated in during the flood, until the budget refills (FailRate).
+// never throttled: nothing but their own validity decides them. Refusals
+// share one failure budget (a token bucket, FailBurst and FailRate) whose
+// only effect is to say that a flood is under way (Flooding), so a caller can
+// stop logging each refusal; it refuses nothing and suppresses no key fetch,
+// because a flood that coincided with a key rotation would otherwise lock
+// real users out. Key fetches are bounded by RefetchEvery alone.
 package cfaccess
 
 import (
@@ -76,12 +77,16 @@ type claims struct {
 	CommonName string `json:"common_name"`
 }
 
+// Verify checks assertion (the Cf-Access-Jwt-Assertion header) and returns
 // the identity it speaks for. Every error is an *Error whose Reason is safe
 // to send to the client. ctx bounds only the wait for keys being fetched.
 func (v *Verifier) Verify(ctx context.Context, assertion string) (Identity, error) {
 	id, refusal := v.verify(ctx, assertion)
 	if refusal != nil {
 		v.stats.countRefusal(refusal.reason)
+		if !v.budget.take() {
+			v.stats.budgetExhausted.Add(1)
+		}
 		return Identity{}, refusal
 	}
 	v.stats.accepted.Add(1)
@@ -118,9 +123,6 @@ func (v *Verifier) verify(ctx context.Context, assertion string) (Identity, *Err
 	case tok != nil && tok.Header != nil && tok.Header["alg"] != "RS256":
 		return Identity{}, refuse(ReasonAlgorithm, "", err)
 	case checked && errors.Is(err, jwt.ErrTokenSignatureInvalid):
-		if !v.budget.take() {
-			v.stats.budgetExhausted.Add(1)
-		}
 		return Identity{}, refuse(ReasonSignature, "", err)
 	}
 	return Identity{}, fromJWT(err)
@@ -151,7 +153,7 @@ func (v *Verifier) precheck(ctx context.Context, t *jwt.Token, c *claims) (*rsa.
 	if refusal := v.allowed(c.Email); refusal != nil {
 		return nil, refusal
 	}
-	return v.keys.lookup(ctx, kid, v.budget.available)
+	return v.keys.lookup(ctx, kid)
 }
 
 // allowed applies AllowedEmails. An empty email is a service token, which an
@@ -190,6 +192,12 @@ func (v *Verifier) Refresh(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Flooding reports whether refusals have emptied the failure budget: more
+// than FailBurst of them, faster than FailRate a second. It changes no
+// decision; it is for a caller that wants to log a flood once rather than
+// every refusal in it.
+func (v *Verifier) Flooding() bool { return !v.budget.available() }
 
 // Stats returns the counters since New.
 func (v *Verifier) Stats() Stats {

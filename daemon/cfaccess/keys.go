@@ -63,11 +63,11 @@ func (s *keySource) key(kid string) *rsa.PublicKey {
 	return nil
 }
 
-// lookup returns the key for kid, fetching the keys when it is unknown and a
-// fetch is allowed: none in the last RefetchEvery, and, once some keys are
-// held, mayRefetch (the failure budget is not empty). mayRefetch is only
-// asked then, so a known kid never touches the budget.
-func (s *keySource) lookup(ctx context.Context, kid string, mayRefetch func() bool) (*rsa.PublicKey, *Error) {
+// lookup returns the key for kid, fetching the keys when it is unknown and
+// none was fetched in the last RefetchEvery (5 s while none is held). That
+// alone bounds what unknown kids can make us fetch: at most one GET a
+// minute, however many forgeries name one.
+func (s *keySource) lookup(ctx context.Context, kid string) (*rsa.PublicKey, *Error) {
 	if k := s.key(kid); k != nil {
 		return k, nil
 	}
@@ -85,7 +85,7 @@ func (s *keySource) lookup(ctx context.Context, kid string, mayRefetch func() bo
 		}
 		since := s.now().Sub(s.attempted)
 		recent := !s.attempted.IsZero() && since >= 0 && since < wait
-		if recent || (held && !mayRefetch()) {
+		if recent {
 			s.mu.Unlock()
 			s.stats.refetchesSuppressed.Add(1)
 			return nil, s.missing()

@@ -149,29 +149,37 @@ func TestContextEndsWhileFetching(t *testing.T) {
 	}
 }
 
-// While forgeries have emptied the failure budget, an unknown kid fetches
-// nothing; once it refills, it does.
-func TestEmptyBudgetSuppressesRefetch(t *testing.T) {
+// A flood of forgeries that empties the failure budget does not stop a key
+// Access rotated in meanwhile from being fetched: RefetchEvery alone bounds
+// the fetches, so the real user whose assertion names the new key gets in
+// the first time a fetch is allowed, flood or not.
+func TestRotationDuringFlood(t *testing.T) {
 	r := newRig(t, func(o *Options) { o.FailBurst, o.FailRate = 3, 1 })
 	r.mustAccept(r.sign(key(0, "k1"), nil))
 	forged := r.sign(key(3, "k1"), nil)
-	for range 3 {
+	for range 10 {
 		r.mustRefuse(forged, ReasonSignature)
 	}
+	if !r.v.Flooding() {
+		t.Fatal("Flooding() = false after 10 refusals with a burst of 3")
+	}
 	r.certs.serveKeys(key(0, "k1"), key(1, "k2"))
-	r.clk.Advance(time.Minute) // the budget refills meanwhile: spend it again
+	r.clk.Advance(time.Minute) // RefetchEvery since the first fetch
 	for range 4 {
 		r.mustRefuse(forged, ReasonSignature)
 	}
-	rotated := r.sign(key(1, "k2"), nil)
-	r.mustRefuse(rotated, ReasonUnknownKey)
-	if hits := r.certs.hits.Load(); hits != 1 {
-		t.Fatalf("certs fetched %d times with the budget empty, want 1", hits)
+	if !r.v.Flooding() {
+		t.Fatal("Flooding() = false while forgeries keep coming")
 	}
-	r.clk.Advance(time.Second)
-	r.mustAccept(rotated)
-	if st := r.v.Stats(); st.BudgetExhausted != 1 || st.RefetchesSuppressed != 1 || st.Fetches != 2 {
-		t.Errorf("stats %+v, want 1 exhausted, 1 suppressed, 2 fetches", st)
+	r.mustAccept(r.sign(key(1, "k2"), nil))
+	r.mustAccept(r.sign(key(0, "k1"), nil))
+	st := r.v.Stats()
+	if st.Fetches != 2 || st.RefetchesSuppressed != 0 || st.BudgetExhausted != 7+1 {
+		t.Errorf("stats %+v; want 2 fetches, none suppressed, 8 refusals finding the budget empty", st)
+	}
+	r.clk.Advance(10 * time.Second)
+	if r.v.Flooding() {
+		t.Error("Flooding() = true after the budget had time to refill")
 	}
 }
 

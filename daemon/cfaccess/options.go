@@ -46,9 +46,10 @@ type Options struct {
 	// (default a minute): Access rotates keys every few weeks, so that is
 	// soon enough, and forged kids cannot make us hammer the certs URL.
 	RefetchEvery time.Duration
-	// FailBurst and FailRate are the failure budget: signature checks that
-	// fail take one of FailBurst tokens (default 20), which come back at
-	// FailRate per second (default 5). See the package comment.
+	// FailBurst and FailRate are the failure budget: every refusal takes
+	// one of FailBurst tokens (default 20), which come back at FailRate per
+	// second (default 5). An empty budget refuses nothing more; it tells
+	// the caller a flood is under way (Flooding). See the package comment.
 	FailBurst int
 	FailRate  float64
 }
@@ -62,7 +63,7 @@ func New(opts Options) (*Verifier, error) {
 	}
 	aud := strings.ToLower(strings.TrimSpace(opts.Audience))
 	if _, err := hex.DecodeString(aud); err != nil || len(aud) != 64 {
-		return nil, errors.New("cf access: cabinet.mcp.cf_access.audience must be the application's AUD tag, 64 hex digits (Zero Trust → Access → Applications → Overview)")
+		return nil, errors.New("cf access: cabinet.mcp.cf_access.aud must be the application's AUD tag, 64 hex digits (Zero Trust → Access → Applications → Overview)")
 	}
 	emails, domains, err := allowList(opts.AllowedEmails)
 	if err != nil {
@@ -124,7 +125,6 @@ func New(opts Options) (*Verifier, error) {
 	}, nil
 }
 
-// Verify checks assertion (the Cf-Access-Jwt-Assertion header) and returns
 // teamDomain normalises Options.TeamDomain to a bare host name.
 func teamDomain(s string) (string, error) {
 	d := strings.ToLower(strings.TrimSpace(s))

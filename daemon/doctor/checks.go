@@ -62,6 +62,9 @@ type Env struct {
 	// RomsRoot is /userdata/roms on this machine (rooted), where the
 	// library installs write; "" skips the installs check.
 	RomsRoot string
+	// MCP is MCP over HTTP from outside the house: TLS and Cloudflare
+	// Access (mcpremote.go).
+	MCP MCPEnv
 	// Extra checks appended after the standard ones (the daemon's).
 	Extra []Check
 }
@@ -134,8 +137,9 @@ func Checks(env Env) []Check {
 			return checkRetroArch(ctx, env, earlier)
 		}},
 		{CheckMQTT, func(ctx context.Context, _ []Result) Result { return checkMQTT(ctx, env) }},
-		{CheckHooks, func(ctx context.Context, _ []Result) Result { return checkHooks(env.Hooks) }},
 	}
+	checks = append(checks, mcpChecks(env.MCP)...)
+	checks = append(checks, Check{CheckHooks, func(ctx context.Context, _ []Result) Result { return checkHooks(env.Hooks) }})
 	checks = append(checks, rommChecks(env)...)
 	checks = append(checks, Check{CheckROMarr, func(ctx context.Context, _ []Result) Result { return checkROMarr(ctx, env.ROMarr) }})
 	checks = append(checks, Check{CheckInstalls, func(context.Context, []Result) Result { return checkInstalls(env.RomsRoot) }})

@@ -1,10 +1,12 @@
 // Package doctor checks each layer a cabinet depends on — configuration,
 // state dir, EmulationStation, the library, the running game, RetroArch's
 // network commands, the MQTT broker, the installed hook scripts, and the
-// household's RomM and ROMarr when they are configured — and says for
+// household's RomM and ROMarr when they are configured, MCP over HTTP's
+// certificate and Cloudflare Access — and says for
 // every failure what it means and what to do. It changes nothing: its
 // probes are reads (ES GETs, RetroArch VERSION/GET_STATUS, an MQTT connect
-// without a publish, RomM and ROMarr GETs, file reads).
+// without a publish, RomM and ROMarr GETs, Access's public keys, file
+// reads).
 package doctor
 
 import (

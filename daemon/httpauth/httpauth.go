@@ -5,7 +5,9 @@
 // header allow-list against DNS rebinding; refusal of browser Origins that
 // are neither the server's own nor allowed; a throttle on failed
 // authentication per peer address; a cap on request bodies; and an
-// unauthenticated GET /healthz.
+// unauthenticated GET /healthz. With Cloudflare Access configured, a
+// request that carries an Access assertion is decided by the assertion
+// alone (access.go), outside the per-peer throttle.
 package httpauth
 
 import (
@@ -43,6 +45,12 @@ type Options struct {
 	UseEvery time.Duration
 	// Now is the clock of the throttle and of last uses (nil: time.Now).
 	Now func() time.Time
+	// Access, when set, decides every request that carries an
+	// AccessHeader (cabinet.mcp.cf_access.*); AccessScopes are the scopes
+	// of the identities it accepts (default DefaultAccessScopes). Nil: the
+	// header is ignored and every request needs a bearer token.
+	Access       AccessVerifier
+	AccessScopes []string
 	// OnDenied is told about refusals (never the token) for logging.
 	OnDenied func(r *http.Request, status int, reason string)
 	// OnError is told when a token's last use cannot be recorded.
@@ -56,12 +64,21 @@ type Guard struct {
 	store    *Store
 	throttle *throttle
 	denied   atomic.Int64
+	// accessScopes are an Access identity's; accessFlood is set while a
+	// flood of invalid assertions is being refused unlogged.
+	accessScopes []string
+	accessFlood  atomic.Bool
 
 	mu    sync.Mutex
 	def   cached[string]
 	named cached[[]namedToken]
 	used  map[string]time.Time // token name → when its use was last written
-	inUse sync.WaitGroup       // use records being written
+	// writing counts the use records being written; wrote (on mu) is
+	// signalled when it drops to zero. Not a WaitGroup: a request may note
+	// a use while Flush waits (the daemon's shutdown), which a WaitGroup
+	// forbids.
+	writing int
+	wrote   *sync.Cond
 }
 
 // New builds a guard. The machine's names and addresses are read once.
@@ -91,7 +108,8 @@ func New(opts Options) *Guard {
 		store:    &Store{DefaultPath: opts.TokenPath, Path: opts.TokensPath, Now: opts.Now},
 		throttle: newThrottle(opts.FailLimit, opts.FailWindow, opts.MaxPeers),
 		def:      cached[string]{path: opts.TokenPath}, named: cached[[]namedToken]{path: opts.TokensPath},
-		used: map[string]time.Time{}}
+		used: map[string]time.Time{}, accessScopes: accessScopesOf(opts.AccessScopes)}
+	g.wrote = sync.NewCond(&g.mu)
 	if h, err := os.Hostname(); err == nil && h != "" {
 		h = strings.ToLower(h)
 		g.hosts[h], g.hosts[h+".local"] = true, true
@@ -136,6 +154,11 @@ func (g *Guard) deny(w http.ResponseWriter, r *http.Request, status int, reason 
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="cabinet"`)
 	}
+	writeDenial(w, status, reason)
+}
+
+// writeDenial answers {"error": reason}.
+func writeDenial(w http.ResponseWriter, status int, reason string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	fmt.Fprintf(w, "{\"error\":%q}\n", reason)
@@ -153,6 +176,10 @@ func (g *Guard) check(next http.Handler) http.Handler {
 		}
 		if origin := r.Header.Get("Origin"); origin != "" && !g.originAllowed(r, origin) {
 			g.deny(w, r, http.StatusForbidden, "origin not allowed: add it to cabinet.mcp.allowed_origins")
+			return
+		}
+		if g.opts.Access != nil && hasAssertion(r) {
+			g.access(w, r, next)
 			return
 		}
 		now := g.opts.Now()
@@ -197,7 +224,7 @@ func (g *Guard) noteUse(name, hexSum, remote string, now time.Time) {
 			clear(g.used)
 		}
 		g.used[name] = now
-		g.inUse.Add(1)
+		g.writing++
 	}
 	g.mu.Unlock()
 	if !due {
@@ -208,7 +235,13 @@ func (g *Guard) noteUse(name, hexSum, remote string, now time.Time) {
 		addr = h
 	}
 	go func() {
-		defer g.inUse.Done()
+		defer func() {
+			g.mu.Lock()
+			if g.writing--; g.writing == 0 {
+				g.wrote.Broadcast()
+			}
+			g.mu.Unlock()
+		}()
 		if err := g.store.recordUse(name, hexSum, now, addr); err != nil && g.opts.OnError != nil {
 			g.opts.OnError(fmt.Errorf("record the use of the token %s: %w", name, err))
 		}
@@ -217,4 +250,10 @@ func (g *Guard) noteUse(name, hexSum, remote string, now time.Time) {
 
 // Flush waits for the use records being written (tests; the daemon at
 // shutdown).
-func (g *Guard) Flush() { g.inUse.Wait() }
+func (g *Guard) Flush() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for g.writing > 0 {
+		g.wrote.Wait()
+	}
+}

@@ -145,3 +145,15 @@ func parseLeaf(data []byte) (*x509.Certificate, error) {
 		}
 	}
 }
+
+// CheckFiles loads a certificate file and its key file as Open does, and
+// describes the certificate: for `cabinet doctor`, which runs apart from
+// the daemon's Source. The error names the key to fix.
+func CheckFiles(certFile, keyFile string) (Info, error) {
+	pp := pairPaths{cert: certFile, key: keyFile, certName: keyCertFile, keyName: keyKeyFile, source: certFile}
+	p, err := pp.load()
+	if err != nil {
+		return Info{}, fmt.Errorf("mcp tls: %w", err)
+	}
+	return p.info.clone(), nil
+}

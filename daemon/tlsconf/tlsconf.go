@@ -13,6 +13,10 @@
 // (a renewal half done, a mismatch, a file gone) never replaces the one being
 // served: the error goes to Options.OnError and the next change is tried.
 //
+// Listen serves that certificate and, unless told not to, plain HTTP on one
+// listener, telling them apart by each connection's first byte, so that one
+// cabinet.mcp.listen address answers both http:// and https://.
+//
 // The package logs nothing; it reports through the callbacks it is given.
 package tlsconf
 
@@ -24,6 +28,8 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"time"
+
+	"github.com/fsnotify/fsnotify"
 )
 
 // The configuration keys named in errors, so a user knows what to fix.
@@ -115,6 +121,16 @@ func Open(ctx context.Context, opts Options) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The watch starts before the files are read: made on the watcher's
+	// goroutine, it would miss a change in the moment after Open returns
+	// until the next poll.
+	var w *fsnotify.Watcher
+	if !s.selfSigned && !s.noWatch {
+		if w, err = s.newWatcher(); err != nil {
+			w = nil
+			s.onError(fmt.Errorf("mcp tls: certificate files not watched (%w): changes are seen within %s", err, s.checkEvery))
+		}
+	}
 	var p *pair
 	if s.selfSigned {
 		p, err = s.keepSelfSigned()
@@ -123,11 +139,14 @@ func Open(ctx context.Context, opts Options) (*Source, error) {
 		p, err = s.files.load()
 	}
 	if err != nil {
+		if w != nil {
+			w.Close()
+		}
 		return nil, fmt.Errorf("mcp tls: %w", err)
 	}
 	s.cur.Store(p)
 	s.warnExpiry(p, true)
-	go s.watch(ctx)
+	go s.watch(ctx, w)
 	return s, nil
 }
 

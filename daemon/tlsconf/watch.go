@@ -15,19 +15,16 @@ import (
 // after fsnotify events (settled) and when the poll sees a file change; in
 // both modes the poll repeats expiry warnings and, for the self-signed pair,
 // renews it when due.
-func (s *Source) watch(ctx context.Context) {
+//
+// w is the files' watcher, made by Open before the files were read, so that
+// a change made as soon as Open returns is seen (nil: none, the poll only).
+func (s *Source) watch(ctx context.Context, w *fsnotify.Watcher) {
 	defer close(s.done)
-	var w *fsnotify.Watcher
 	var events <-chan fsnotify.Event
 	var errs <-chan error
-	if !s.selfSigned && !s.noWatch {
-		var err error
-		if w, err = s.newWatcher(); err != nil {
-			s.onError(fmt.Errorf("mcp tls: certificate files not watched (%w): changes are seen within %s", err, s.checkEvery))
-		} else {
-			defer w.Close()
-			events, errs = w.Events, w.Errors
-		}
+	if w != nil {
+		defer w.Close()
+		events, errs = w.Events, w.Errors
 	}
 	settle := time.NewTimer(settleDelay)
 	settle.Stop()

@@ -154,6 +154,51 @@ func splitList(v string) []string {
 	return out
 }
 
+// splitWords splits a list separated by commas or blanks.
+func splitWords(v string) []string {
+	return strings.FieldsFunc(v, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
+}
+
+// teamDomain: a bare host name with at least one dot, "https://" and a
+// trailing "/" allowed (the verifier drops them).
+func teamDomain(v string) bool {
+	d := strings.TrimRight(strings.TrimPrefix(strings.ToLower(strings.TrimSpace(v)), "https://"), "/")
+	if d == "" || len(d) > 253 || !strings.Contains(d, ".") || strings.HasPrefix(d, ".") || strings.HasSuffix(d, ".") {
+		return false
+	}
+	for i := 0; i < len(d); i++ {
+		if c := d[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// hexDigits: exactly n hex digits, either case.
+func hexDigits(v string, n int) bool {
+	if len(v) != n {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// emailList: addresses (me@example.com) and domains (@example.com), one
+// "@" each, something after it.
+func emailList(v string) bool {
+	for _, e := range splitWords(v) {
+		at := strings.IndexByte(e, '@')
+		if at < 0 || at == len(e)-1 || strings.Count(e, "@") != 1 || len(e) > 320 || !printable(e, 1, 320) {
+			return false
+		}
+	}
+	return true
+}
+
 func hostList(v string) bool {
 	for _, h := range splitList(v) {
 		if len(h) > 253 || strings.ContainsAny(h, "/ \x00@") || !utf8.ValidString(h) {

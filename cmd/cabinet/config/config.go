@@ -78,6 +78,29 @@ type MCP struct {
 	Power          bool // batocera_power (restart ES, reboot, shut down)
 	AllowedHosts   []string
 	AllowedOrigins []string
+	// TLS is cabinet.mcp.tls ("", "off" or "self-signed"); TLSCertFile
+	// and TLSKeyFile name a certificate to serve instead (as written: see
+	// Path); TLSOnly refuses plain HTTP.
+	TLS                     string
+	TLSCertFile, TLSKeyFile string
+	TLSOnly                 bool
+	CFAccess                CFAccess
+}
+
+// CFAccess is cabinet.mcp.cf_access.*: the Cloudflare Access application
+// whose assertions MCP over HTTP accepts (off while TeamDomain is empty).
+type CFAccess struct {
+	TeamDomain    string
+	AUD           string
+	AllowedEmails []string
+	CertsURL      string
+	Scopes        []string
+}
+
+// On reports whether any cabinet.mcp.cf_access.* key that turns the check
+// on is set (a half-set one is an error the daemon reports).
+func (a CFAccess) On() bool {
+	return a.TeamDomain != "" || a.AUD != "" || len(a.AllowedEmails) > 0 || a.CertsURL != ""
 }
 
 // HA holds Home Assistant options.

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/batocera-cabinet/cabinet/daemon/httpauth"
 )
 
 // kind says how a value is parsed and validated.
@@ -106,6 +108,34 @@ func keys() []key {
 		{name: "cabinet.mcp.allowed_origins", def: "", kind: kList, expect: "a comma-separated list of origins such as https://ha.lan",
 			check: originList, get: func(c *Config) string { return strings.Join(c.MCP.AllowedOrigins, ",") },
 			set: func(c *Config, v string) { c.MCP.AllowedOrigins = splitList(v) }},
+		{name: "cabinet.mcp.tls", def: "", kind: kString, expect: "empty or off (plain HTTP), or self-signed",
+			check: func(v string) bool { return oneOf(v, "", "off", "self-signed") },
+			get:   func(c *Config) string { return c.MCP.TLS }, set: func(c *Config, v string) { c.MCP.TLS = v }},
+		{name: "cabinet.mcp.tls_cert_file", def: "", kind: kPath, expect: "empty or an absolute path to a PEM certificate (chain), such as tailscale cert writes",
+			check: func(v string) bool { return v == "" || absPath(v) },
+			get:   func(c *Config) string { return c.MCP.TLSCertFile }, set: func(c *Config, v string) { c.MCP.TLSCertFile = v }},
+		{name: "cabinet.mcp.tls_key_file", def: "", kind: kPath, expect: "empty or an absolute path to the certificate's PEM key",
+			check: func(v string) bool { return v == "" || absPath(v) },
+			get:   func(c *Config) string { return c.MCP.TLSKeyFile }, set: func(c *Config, v string) { c.MCP.TLSKeyFile = v }},
+		{name: "cabinet.mcp.tls_only", def: "0", kind: kBool, expect: boolExpect,
+			check: isBool, get: func(c *Config) string { return boolText(c.MCP.TLSOnly) },
+			set: func(c *Config, v string) { c.MCP.TLSOnly, _ = ParseBool(v) }},
+		{name: "cabinet.mcp.cf_access.team_domain", def: "", kind: kString, expect: "empty or your Zero Trust team domain, such as myteam.cloudflareaccess.com",
+			check: func(v string) bool { return v == "" || teamDomain(v) },
+			get:   func(c *Config) string { return c.MCP.CFAccess.TeamDomain }, set: func(c *Config, v string) { c.MCP.CFAccess.TeamDomain = v }},
+		{name: "cabinet.mcp.cf_access.aud", def: "", kind: kString, expect: "empty or the Access application's AUD tag, 64 hex digits",
+			check: func(v string) bool { return v == "" || hexDigits(v, 64) },
+			get:   func(c *Config) string { return c.MCP.CFAccess.AUD }, set: func(c *Config, v string) { c.MCP.CFAccess.AUD = v }},
+		{name: "cabinet.mcp.cf_access.allowed_emails", def: "", kind: kList, expect: "e-mail addresses (me@example.com) or domains (@example.com) separated by commas or spaces",
+			check: emailList, get: func(c *Config) string { return strings.Join(c.MCP.CFAccess.AllowedEmails, ",") },
+			set: func(c *Config, v string) { c.MCP.CFAccess.AllowedEmails = splitWords(v) }},
+		{name: "cabinet.mcp.cf_access.certs_url", def: "", kind: kString, expect: "empty (https://<team_domain>/cdn-cgi/access/certs) or an https:// URL",
+			check: func(v string) bool { return v == "" || httpURL(v) },
+			get:   func(c *Config) string { return c.MCP.CFAccess.CertsURL }, set: func(c *Config, v string) { c.MCP.CFAccess.CertsURL = v }},
+		{name: "cabinet.mcp.cf_access.scopes", def: "read play", kind: kList, expect: "token scopes separated by spaces or commas, of " + strings.Join(httpauth.Scopes, ", "),
+			check: func(v string) bool { _, err := httpauth.ParseScopeList(v); return err == nil },
+			get:   func(c *Config) string { return strings.Join(c.MCP.CFAccess.Scopes, " ") },
+			set:   func(c *Config, v string) { c.MCP.CFAccess.Scopes, _ = httpauth.ParseScopeList(v) }},
 		{name: "cabinet.ha.controls", def: "0", kind: kBool, expect: boolExpect,
 			check: isBool, get: func(c *Config) string { return boolText(c.HA.Controls) },
 			set: func(c *Config, v string) { c.HA.Controls, _ = ParseBool(v) }},
