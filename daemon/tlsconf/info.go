@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/batocera-cabinet/cabinet/daemon/bounded"
 )
 
 // WarnWithin is how close to its NotAfter a certificate is reported as
@@ -121,7 +123,7 @@ func ReadFingerprint(certPath string) (string, error) {
 // ReadInfo describes the first certificate in a PEM file, for `cabinet
 // doctor`, which runs apart from the daemon's Source.
 func ReadInfo(certPath string) (Info, error) {
-	b, err := readBounded(certPath)
+	b, err := bounded.ReadFile(certPath, maxFileBytes)
 	if err != nil {
 		return Info{}, fmt.Errorf("read certificate %s: %w", certPath, err)
 	}

@@ -7,10 +7,11 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"strings"
+
+	"github.com/batocera-cabinet/cabinet/daemon/bounded"
 )
 
 // pair is a loaded certificate and what is known about it.
@@ -50,29 +51,9 @@ func (pp pairPaths) stat() [2]stamp {
 	return [2]stamp{statFile(pp.cert), statFile(pp.key)}
 }
 
-// errTooLarge is returned by readBounded for a file over maxFileBytes.
-var errTooLarge = fmt.Errorf("larger than %d MiB", maxFileBytes>>20)
-
-// readBounded reads a file of at most maxFileBytes.
-func readBounded(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxFileBytes {
-		return nil, errTooLarge
-	}
-	return b, nil
-}
-
 // readPart reads one of the pair's files, with an error saying what to fix.
 func readPart(path, name string) ([]byte, error) {
-	b, err := readBounded(path)
+	b, err := bounded.ReadFile(path, maxFileBytes)
 	configured := strings.HasPrefix(name, "cabinet.") // not the kept self-signed pair
 	switch {
 	case err == nil:
@@ -81,8 +62,8 @@ func readPart(path, name string) ([]byte, error) {
 		return nil, fmt.Errorf("%s %s does not exist: %w", name, path, err)
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("%s %s does not exist: check %s, or make the file (e.g. with tailscale cert): %w", name, path, name, err)
-	case errors.Is(err, errTooLarge):
-		return nil, fmt.Errorf("%s %s is %w: point %s at a PEM file", name, path, err, name)
+	case errors.Is(err, bounded.ErrTooLarge):
+		return nil, fmt.Errorf("%s %s is larger than %s: point %s at a PEM file: %w", name, path, bounded.Size(maxFileBytes), name, bounded.ErrTooLarge)
 	default:
 		return nil, fmt.Errorf("read %s %s: %w", name, path, err)
 	}

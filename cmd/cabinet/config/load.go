@@ -3,10 +3,11 @@ package config
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/batocera-cabinet/cabinet/daemon/bounded"
 )
 
 // DefaultFile is Batocera's settings file, read unless CABINET_CONFIG names
@@ -62,7 +63,7 @@ type rawValue struct {
 func Load(in Inputs) *Loaded {
 	read := in.ReadFile
 	if read == nil {
-		read = readBounded
+		read = func(name string) ([]byte, error) { return bounded.ReadFile(name, maxFileBytes) }
 	}
 	ks := keys()
 	raw := make(map[string]rawValue, len(ks))
@@ -255,21 +256,4 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
-}
-
-// readBounded reads a file of at most maxFileBytes.
-func readBounded(name string) ([]byte, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxFileBytes {
-		return nil, fmt.Errorf("larger than %d MiB", maxFileBytes>>20)
-	}
-	return b, nil
 }

@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/batocera-cabinet/cabinet/daemon/bounded"
 )
 
 // LoadCached returns a loader for the index of one RomM version. The first successful call reads
@@ -46,7 +47,7 @@ func load(ctx context.Context, dir, version string, fetch func(context.Context) 
 		return nil, fmt.Errorf("version %q is not usable in a file name; check what the server's heartbeat reports", version)
 	}
 	file := filepath.Join(dir, "romm-openapi-"+version+".json")
-	if doc, err := readBounded(file); err == nil {
+	if doc, err := bounded.ReadFile(file, MaxDocumentBytes); err == nil {
 		if ix, err := Parse(doc); err == nil && ix.Version() == version {
 			return ix, nil
 		}
@@ -72,22 +73,6 @@ func load(ctx context.Context, dir, version string, fetch func(context.Context) 
 		}
 	}
 	return ix, nil
-}
-
-func readBounded(file string) ([]byte, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	doc, err := io.ReadAll(io.LimitReader(f, MaxDocumentBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(doc) > MaxDocumentBytes {
-		return nil, errors.New("cached document too large")
-	}
-	return doc, nil
 }
 
 // writeAtomic writes doc to a temporary file in dir, syncs it and renames it over file, so a

@@ -4,11 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/batocera-cabinet/cabinet/daemon/bounded"
 )
 
 // File names inside Store.Dir.
@@ -71,7 +72,7 @@ func (s Store) DevicePath() string { return filepath.Join(s.Dir, deviceFile) }
 
 // Load reads the pairing; ErrNotPaired when there is no token.
 func (s Store) Load() (Paired, error) {
-	b, err := readBounded(s.TokenPath())
+	b, err := bounded.ReadFile(s.TokenPath(), maxFile)
 	if errors.Is(err, os.ErrNotExist) {
 		return Paired{}, ErrNotPaired
 	}
@@ -83,7 +84,7 @@ func (s Store) Load() (Paired, error) {
 		return Paired{}, fmt.Errorf("the paired RomM token in %s %v: run `cabinet romm pair` again", s.TokenPath(), err)
 	}
 	p := Paired{Token: tok}
-	b, err = readBounded(s.DevicePath())
+	b, err = bounded.ReadFile(s.DevicePath(), maxFile)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return p, nil // a token without its device: still usable for reads
@@ -175,22 +176,6 @@ func checkToken(t string) error {
 		}
 	}
 	return nil
-}
-
-func readBounded(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxFile+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxFile {
-		return nil, fmt.Errorf("%s is larger than %d KiB", path, maxFile>>10)
-	}
-	return b, nil
 }
 
 // writeAtomic writes dir/name through a temporary file in dir (created 0600 by os.CreateTemp),
