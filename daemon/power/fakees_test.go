@@ -3,7 +3,6 @@ package power
 import (
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,29 +11,11 @@ import (
 	"github.com/batocera-cabinet/cabinet/simulator/library"
 )
 
-// events is an EventSink that keeps "name|args…".
-type events struct {
-	mu  sync.Mutex
-	got []string
-}
-
-func (e *events) Fire(event string, args ...string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.got = append(e.got, strings.Join(append([]string{event}, args...), "|"))
-}
-
-func (e *events) list() []string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return append([]string(nil), e.got...)
-}
-
 // fakeRunner is a Runner over the fake ES on a loopback socket, through the
 // real clients.
-func fakeRunner(t *testing.T) (*Runner, *fakees.Server, *fakees.Listener, *events) {
+func fakeRunner(t *testing.T) (*Runner, *fakees.Server, *fakees.Listener, *fakees.Recorder) {
 	t.Helper()
-	ev := &events{}
+	ev := &fakees.Recorder{}
 	srv := fakees.New(fakees.Config{Library: library.Captured(""), Events: ev,
 		LaunchDelay: 20 * time.Millisecond, ReturnDelay: 5 * time.Millisecond})
 	ln, err := fakees.Serve("", srv)
@@ -95,7 +76,7 @@ func TestRunOverFakeES(t *testing.T) {
 	if got, want := strings.Join(res.Sent, ","), "GET /emukill,GET /restart"; got != want {
 		t.Errorf("Sent %s, want %s", got, want)
 	}
-	got := strings.Join(ev.list(), ",")
+	got := strings.Join(ev.List(), ",")
 	if !strings.HasSuffix(got, "game-end,quit|reboot,reboot") {
 		t.Errorf("ES fired %s; want game-end, then quit reboot and reboot", got)
 	}

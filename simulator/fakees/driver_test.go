@@ -66,7 +66,7 @@ func TestDriverEvents(t *testing.T) {
 			if err := tc.run(e.srv); err != nil {
 				t.Fatal(err)
 			}
-			if got := e.events.take(); !equalStrings(got, tc.want) {
+			if got := e.events.Take(); !equalStrings(got, tc.want) {
 				t.Errorf("events\n got %q\nwant %q", got, tc.want)
 			}
 		})
@@ -77,12 +77,12 @@ func TestScreensaverLaunch(t *testing.T) {
 	e := capturedEnv(t)
 	e.srv.StartScreensaver(ScreensaverVideo)
 	e.srv.ScreensaverShow("nes", smbID)
-	e.events.take()
+	e.events.Take()
 	if err := e.srv.ScreensaverLaunch(); err != nil {
 		t.Fatal(err)
 	}
 	e.clock.Advance(time.Second)
-	got := e.events.take()
+	got := e.events.Take()
 	want := []string{"game-selected|nes|" + smbPath + "|Super Mario Bros. (World)", "screensaver-stop", "config-changed", "settings-changed"}
 	if len(got) != 5 || !equalStrings(got[:4], want) || !strings.HasPrefix(got[4], "game-start|") {
 		t.Errorf("events %q, want %q then game-start", got, want)
@@ -121,7 +121,7 @@ func TestDriverErrors(t *testing.T) {
 			t.Errorf("%s: no error", name)
 		}
 	}
-	if got := e.events.take(); len(got) != 3 {
+	if got := e.events.Take(); len(got) != 3 {
 		t.Errorf("events %q: refused actions fired something", got)
 	}
 }
@@ -129,9 +129,9 @@ func TestDriverErrors(t *testing.T) {
 func TestDriverLaunchWakes(t *testing.T) {
 	e := newEnv(t, Config{Library: library.Captured("")})
 	e.srv.StartScreensaver(ScreensaverDim)
-	e.events.take()
+	e.events.Take()
 	e.srv.Launch("nes", smbID)
-	if got := e.events.take(); !equalStrings(got, []string{"screensaver-stop", "wake"}) {
+	if got := e.events.Take(); !equalStrings(got, []string{"screensaver-stop", "wake"}) {
 		t.Errorf("UI launch while asleep: %q, want screensaver-stop and wake (input wakes ES)", got)
 	}
 }

@@ -6,31 +6,9 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
-
-// recorder is an EventSink that remembers events as "name|arg1|arg2...".
-type recorder struct {
-	mu     sync.Mutex
-	events []string
-}
-
-func (r *recorder) Fire(event string, args ...string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, strings.Join(append([]string{event}, args...), "|"))
-}
-
-// take returns the events since the last take.
-func (r *recorder) take() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := r.events
-	r.events = nil
-	return out
-}
 
 // env is a fake ES on a real loopback socket with a manual clock.
 type env struct {
@@ -38,14 +16,14 @@ type env struct {
 	srv    *Server
 	clock  *ManualClock
 	ln     *Listener
-	events *recorder
+	events *Recorder
 }
 
 var epoch = time.Date(2026, 11, 30, 3, 6, 35, 0, time.UTC)
 
 func newEnv(t *testing.T, cfg Config) *env {
 	t.Helper()
-	e := &env{t: t, clock: NewManualClock(epoch), events: &recorder{}}
+	e := &env{t: t, clock: NewManualClock(epoch), events: &Recorder{}}
 	if cfg.Clock == nil {
 		cfg.Clock = e.clock
 	}

@@ -22,7 +22,7 @@ func (e *env) runningStatus() int { e.t.Helper(); return e.get("/runningGame").s
 func TestLaunchTimeline(t *testing.T) {
 	e := capturedEnv(t)
 	e.srv.Start()
-	e.events.take()
+	e.events.Take()
 
 	if got := e.do("POST", "/launch", smbPath); got.status != 200 || len(got.body) != 0 {
 		t.Fatalf("launch: %d %q, want 200 and no body", got.status, got.body)
@@ -40,7 +40,7 @@ func TestLaunchTimeline(t *testing.T) {
 	}
 	want := []string{"config-changed", "settings-changed",
 		`game-start|/userdata/roms/nes/Super\ Mario\ Bros.\ \(World\).nes|Super Mario Bros. (World)|Super Mario Bros. (World)`}
-	if got := e.events.take(); !equalStrings(got, want) {
+	if got := e.events.Take(); !equalStrings(got, want) {
 		t.Errorf("events %q, want %q", got, want)
 	}
 
@@ -49,7 +49,7 @@ func TestLaunchTimeline(t *testing.T) {
 	if got := e.runningStatus(); got != 201 {
 		t.Errorf("after the game: runningGame %d, want 201", got)
 	}
-	if got := e.events.take(); !equalStrings(got, []string{"game-end"}) {
+	if got := e.events.Take(); !equalStrings(got, []string{"game-end"}) {
 		t.Errorf("events %q, want [game-end]", got)
 	}
 	g, _ := e.srv.Library().Game("nes", smbID)
@@ -62,7 +62,7 @@ func TestLaunchTimeline(t *testing.T) {
 	e.clock.Advance(DefaultReturnDelay)
 	e.do("POST", "/launch", plainPath)
 	e.clock.Advance(time.Second)
-	if got := e.events.take(); len(got) != 1 || !strings.HasPrefix(got[0], "game-start|") {
+	if got := e.events.Take(); len(got) != 1 || !strings.HasPrefix(got[0], "game-start|") {
 		t.Errorf("second launch events %q, want only game-start", got)
 	}
 }
@@ -86,7 +86,7 @@ func (o *orderSink) Fire(event string, args ...string) {
 }
 
 func TestRunningGameUnsetAroundEvents(t *testing.T) {
-	e := &env{t: t, clock: NewManualClock(epoch), events: &recorder{}}
+	e := &env{t: t, clock: NewManualClock(epoch), events: &Recorder{}}
 	sink := &orderSink{e: e, running: map[string]bool{}}
 	e.srv = New(Config{Library: library.Captured(""), Clock: e.clock, Events: sink})
 	e.srv.Launch("nes", smbID)
@@ -244,7 +244,7 @@ func TestLaunchClearsSleepWithoutWake(t *testing.T) {
 	if err := e.srv.StartScreensaver(ScreensaverDim); err != nil {
 		t.Fatal(err)
 	}
-	if got := e.events.take(); !equalStrings(got, []string{"screensaver-start|dim", "sleep"}) {
+	if got := e.events.Take(); !equalStrings(got, []string{"screensaver-start|dim", "sleep"}) {
 		t.Errorf("dim screensaver events %q", got)
 	}
 	e.do("POST", "/launch", smbPath)
@@ -252,7 +252,7 @@ func TestLaunchClearsSleepWithoutWake(t *testing.T) {
 		t.Error("still sleeping after /launch")
 	}
 	e.clock.Advance(time.Second)
-	got := e.events.take()
+	got := e.events.Take()
 	if len(got) != 4 || got[0] != "screensaver-stop" || got[1] != "config-changed" || !strings.HasPrefix(got[3], "game-start|") {
 		t.Errorf("events %q, want screensaver-stop, config-changed, settings-changed, game-start and no wake", got)
 	}
@@ -261,13 +261,13 @@ func TestLaunchClearsSleepWithoutWake(t *testing.T) {
 func TestMessageBoxClearsSleepSilently(t *testing.T) {
 	e := capturedEnv(t)
 	e.srv.Sleep()
-	e.events.take()
+	e.events.Take()
 	e.do("POST", "/messagebox", "hi")
 	if e.srv.Sleeping() {
 		t.Error("still sleeping after /messagebox")
 	}
 	e.srv.Sleep() // sleep again with no wake in between
-	if got := e.events.take(); !equalStrings(got, []string{"sleep"}) {
+	if got := e.events.Take(); !equalStrings(got, []string{"sleep"}) {
 		t.Errorf("events %q, want a second sleep and no wake", got)
 	}
 }

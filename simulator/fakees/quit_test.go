@@ -20,7 +20,7 @@ func TestQuitRoutes(t *testing.T) {
 			if got := e.get(tc.path); got.status != 200 || len(got.body) != 0 {
 				t.Fatalf("GET %s: %d %q, want 200 and no body", tc.path, got.status, got.body)
 			}
-			if got := e.events.take(); !equalStrings(got, tc.want) {
+			if got := e.events.Take(); !equalStrings(got, tc.want) {
 				t.Errorf("events %q, want %q", got, tc.want)
 			}
 			calls := e.srv.Calls()
@@ -46,22 +46,22 @@ func TestQuitRoutesDuringAGame(t *testing.T) {
 	if _, ok := e.srv.Running(); !ok {
 		t.Fatal("the game did not start")
 	}
-	e.events.take()
+	e.events.Take()
 
 	e.get("/shutdown")
-	if got, want := e.events.take(), []string{"quit|shutdown", "shutdown"}; !equalStrings(got, want) {
+	if got, want := e.events.Take(), []string{"quit|shutdown", "shutdown"}; !equalStrings(got, want) {
 		t.Errorf("/shutdown during a game fired %q, want %q at once", got, want)
 	}
 	e.get("/quit")
-	if got := e.events.take(); len(got) != 0 {
+	if got := e.events.Take(); len(got) != 0 {
 		t.Errorf("/quit during a game fired %q at once, want nothing until the game ends", got)
 	}
 	e.srv.EndGame(0)
-	if got := e.events.take(); !equalStrings(got, []string{"game-end"}) {
+	if got := e.events.Take(); !equalStrings(got, []string{"game-end"}) {
 		t.Errorf("the game's end fired %q, want game-end", got)
 	}
 	e.clock.Advance(DefaultReturnDelay)
-	if got, want := e.events.take(), []string{"config-changed", "settings-changed", "quit"}; !equalStrings(got, want) {
+	if got, want := e.events.Take(), []string{"config-changed", "settings-changed", "quit"}; !equalStrings(got, want) {
 		t.Errorf("after the game /quit fired %q, want %q", got, want)
 	}
 	if n := e.srv.Queued(); n != 0 {

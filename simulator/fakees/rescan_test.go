@@ -96,7 +96,7 @@ func TestReloadUntouchedDisk(t *testing.T) {
 	if after := e.get("/systems/nes/games").body; string(after) != string(before) {
 		t.Errorf("a reload over the library's own files changed the list:\n%s\nwant\n%s", after, before)
 	}
-	if got := e.events.take(); !equalStrings(got, []string{"system-selected|nes", "system-selected|nes"}) {
+	if got := e.events.Take(); !equalStrings(got, []string{"system-selected|nes", "system-selected|nes"}) {
 		t.Errorf("events %q, want system-selected twice", got)
 	}
 }
@@ -190,7 +190,7 @@ func TestReloadWhilePlayingWaitsForTheGame(t *testing.T) {
 	if got := paths(e.games("nes")); strings.Contains(got, "Installed") || !strings.Contains(got, "Tom's") {
 		t.Errorf("the reload ran during the game: %s", got)
 	}
-	e.events.take()
+	e.events.Take()
 	if !e.srv.EndGame(0) {
 		t.Fatal("EndGame: nothing running")
 	}
@@ -201,7 +201,7 @@ func TestReloadWhilePlayingWaitsForTheGame(t *testing.T) {
 	if got, want := paths(e.games("nes")), "Mario_(USA).nes|Plain.nes|Super Mario Bros. (World).nes|Installed.nes"; got != want {
 		t.Errorf("after the game: %s, want %s", got, want)
 	}
-	if got := e.events.take(); !equalStrings(got, []string{"game-end", "system-selected|nes", "system-selected|nes"}) {
+	if got := e.events.Take(); !equalStrings(got, []string{"game-end", "system-selected|nes", "system-selected|nes"}) {
 		t.Errorf("events %q", got)
 	}
 	// The finished game's statistics survive the reload.

@@ -76,7 +76,7 @@ func TestRoutes(t *testing.T) {
 	}
 	// ES's own events for /restart and /shutdown; /quit?confirm=menu only
 	// opens the menu. Nothing quits (TestQuitRoutes).
-	if got, want := e.events.take(), []string{"quit|reboot", "reboot", "quit|shutdown", "shutdown"}; !equalStrings(got, want) {
+	if got, want := e.events.Take(), []string{"quit|reboot", "reboot", "quit|shutdown", "shutdown"}; !equalStrings(got, want) {
 		t.Errorf("the quit routes fired %q, want %q", got, want)
 	}
 	calls := e.srv.Calls()
