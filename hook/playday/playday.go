@@ -207,7 +207,12 @@ func Observe(st State, m Moment, loc *time.Location) State {
 			st.Before += st.onDay(loc)
 			st.Spans = nil
 		}
-		st.Trusted, st.Offset = true, off
+		// The two clocks are read a moment apart and NTP slews: a drift
+		// under a second is not news, and keeping the offset keeps the
+		// state's bytes, so nothing is written for it.
+		if !st.Trusted || off-st.Offset > time.Second || st.Offset-off > time.Second {
+			st.Trusted, st.Offset = true, off
+		}
 	}
 	if st.Trusted || st.Day == "" {
 		st.setDay(dayOf(m.Wall, loc), loc)

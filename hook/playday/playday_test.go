@@ -160,3 +160,15 @@ func FuzzDecode(f *testing.F) {
 		Today(Observe(st, m, time.UTC), m, nil, time.UTC, 5)
 	})
 }
+
+// TestObserveKeepsItsBytes: observing a set clock again, a moment later,
+// changes nothing kept (the daemon writes the state only when it changes).
+func TestObserveKeepsItsBytes(t *testing.T) {
+	b := &box{bootID: "b", bootWall: day(2026, 12, 2, 8, 0), synced: true}
+	st := Observe(State{V: version}, b.at(day(2026, 12, 2, 9, 0)), paris)
+	m := b.at(day(2026, 12, 2, 9, 1))
+	m.Wall = m.Wall.Add(3 * time.Millisecond) // read a moment after the boot clock
+	if a, z := string(Encode(st)), string(Encode(Observe(st, m, paris))); a != z {
+		t.Errorf("a second observation rewrote the state:\n%s\n%s", a, z)
+	}
+}
