@@ -51,6 +51,20 @@ func TestGamePicturesAndDetails(t *testing.T) {
 					if err := r.cab.WaitRunning(ctx); err != nil {
 						t.Fatal(err)
 					}
+					// Every report of the launch in (ES's hook, configgen's,
+					// the watcher's) before the game ends: a game that ends
+					// within milliseconds, before ES's own game-start hook
+					// arrives, is two sessions to the tracker.
+					cabinettest.WaitFor(t, wait, name+" playing", r.obs.Changed, func() (bool, string) {
+						last := ""
+						for _, m := range r.obs.Since(0) {
+							if m.Topic == r.topic(haentities.NowPlaying) {
+								last = m.Payload
+							}
+						}
+						return strings.HasPrefix(last, name), "now playing " + last
+					})
+					time.Sleep(time.Second)
 					return
 				}
 			}
