@@ -19,7 +19,7 @@ import (
 // Defaults for Start.
 const (
 	DefaultROMName      = "stub"
-	defaultStartTimeout = 20 * time.Second
+	defaultStartTimeout = 45 * time.Second
 	probeInterval       = 100 * time.Millisecond
 	stopGrace           = 3 * time.Second
 	logTailBytes        = 4096

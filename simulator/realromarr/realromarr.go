@@ -79,7 +79,9 @@ func Available() error {
 	if _, err := exec.LookPath("curl"); err != nil {
 		return errors.New("curl is not installed (start-romarr.sh waits with it; Debian: apt-get install curl)")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// Generous: Python's start is a second on a quiet machine and far more
+	// while CI runs every package at once; the bound is for a hung one.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if out, err := exec.CommandContext(ctx, python, "-c", "import requests").CombinedOutput(); err != nil {
 		return fmt.Errorf("%s cannot import requests (Debian: apt-get install python3 python3-requests): %v: %s", python, err, strings.TrimSpace(string(out)))
