@@ -13,6 +13,11 @@ import (
 // hooks that only see argv; new metadata for the running game are
 // published at once.
 func (d *Daemon) cacheName(g es.Game) {
+	// The watcher calls this at every poll while a game runs: a read
+	// without a commit says whether anything is to be written.
+	if old, ok, err := d.eng.store().CachedName(g.Path); err == nil && ok && old == cachedName(g, old.SystemName) {
+		return
+	}
 	var changed bool
 	d.eng.store().Update(func(tx *outbox.Tx) error {
 		old, ok := tx.Name(g.Path)

@@ -34,18 +34,24 @@ func (d *Daemon) runPlayToday(ctx context.Context) error {
 		now := d.opts.Now()
 		m := playday.Moment{Wall: now.At, Boot: now.Boot, BootID: now.BootID, Synced: d.clockSynced(now.At)}
 		var st playday.State
-		err := d.eng.store().Update(func(tx *outbox.Tx) error {
-			kept := tx.PlayDay()
+		// Read without a commit (this runs at every apply); write, in a
+		// transaction that reads again, only when the observation changed
+		// something (a new day, the clock set, a new boot).
+		kept, err := d.eng.store().KeptPlayDay()
+		if err == nil {
 			s, derr := playday.Decode(kept)
 			if derr != nil {
 				d.log.Warn().Err(derr).Msg("play time today")
 			}
 			st = playday.Observe(s, m, time.Local)
-			if b := playday.Encode(st); !bytes.Equal(b, kept) {
-				return tx.SetPlayDay(b)
+			if !bytes.Equal(playday.Encode(st), kept) {
+				err = d.eng.store().Update(func(tx *outbox.Tx) error {
+					s, _ := playday.Decode(tx.PlayDay())
+					st = playday.Observe(s, m, time.Local)
+					return tx.SetPlayDay(playday.Encode(st))
+				})
 			}
-			return nil
-		})
+		}
 		if err != nil {
 			d.log.Warn().Err(err).Msg("play time today not kept; trying again")
 		}

@@ -201,6 +201,18 @@ func (t *Tx) AppendSession(s haentities.Session) error {
 	return t.tx.Bucket(bSessions).Put([]byte(s.ID), b)
 }
 
+// KeptPlayDay reads the kept play-time-today state in a read-only
+// transaction (no commit, no fsync: the daemon reads it often and writes
+// it only when it changes).
+func (s *Store) KeptPlayDay() ([]byte, error) {
+	var b []byte
+	err := s.view(func(tx *bolt.Tx) error {
+		b = bytes.Clone(tx.Bucket(bMeta).Get(kPlayDay))
+		return nil
+	})
+	return b, err
+}
+
 // PlayDay is the kept state of the play-time-today figure (nil before
 // any; hook/playday reads it).
 func (t *Tx) PlayDay() []byte {
@@ -246,6 +258,18 @@ func (t *Tx) Name(path string) (Name, bool) {
 		return Name{}, false
 	}
 	return n, true
+}
+
+// CachedName is Name in a read-only transaction (no commit, no fsync), for
+// a caller that writes only what changed.
+func (s *Store) CachedName(path string) (Name, bool, error) {
+	var n Name
+	var ok bool
+	err := s.view(func(tx *bolt.Tx) error {
+		n, ok = (&Tx{tx: tx, s: s}).Name(path)
+		return nil
+	})
+	return n, ok, err
 }
 
 // SystemName returns the cached full name of a system.
