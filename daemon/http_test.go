@@ -1,15 +1,12 @@
 package daemon
 
 import (
-	"context"
 	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/haentities"
-	"github.com/batocera-cabinet/cabinet/hook/journal"
-	"github.com/batocera-cabinet/cabinet/hook/socket"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
 )
 
@@ -37,9 +34,7 @@ func TestHTTPAddressTaken(t *testing.T) {
 
 	// Hooks go on.
 	ev := r.stamp().Event(tracker.KindScreensaverStart, tracker.SourceES)
-	if err := socket.Deliver(context.Background(), r.cfg.Layout.Socket(), journal.NewKey(ev), ev); err != nil {
-		t.Fatalf("a hook's event was refused: %v", err)
-	}
+	r.deliver(ev)
 	r.retained(r.settings.StateTopic(haentities.Screensaver), func(s string) bool { return s == "ON" })
 
 	// Retries, quietly: still one line however long it lasts.

@@ -62,9 +62,7 @@ func TestHookEventThroughIntake(t *testing.T) {
 	topic := r.settings.StateTopic(haentities.Screensaver)
 	for _, kind := range []tracker.Kind{tracker.KindScreensaverStart, tracker.KindScreensaverStop, tracker.KindScreensaverStart} {
 		ev := r.stamped(kind)
-		if err := socket.Deliver(context.Background(), sock, journal.NewKey(ev), ev); err != nil {
-			t.Fatalf("Deliver(%s): %v", kind, err)
-		}
+		r.deliver(ev)
 		r.clock.Advance(time.Second) // events a second apart, as a person makes them
 	}
 	r.retained(topic, func(s string) bool { return s == "ON" })

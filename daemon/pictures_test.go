@@ -17,8 +17,6 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/artwork"
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/haentities"
-	"github.com/batocera-cabinet/cabinet/hook/journal"
-	"github.com/batocera-cabinet/cabinet/hook/socket"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
 	"github.com/batocera-cabinet/cabinet/simulator"
 	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
@@ -66,9 +64,7 @@ func TestArtwork(t *testing.T) {
 		t.Helper()
 		ev := r.stamped(kind)
 		ev.Path, ev.Name, ev.System = path, name, "nes"
-		if err := socket.Deliver(ctx, r.cfg.Layout.Socket(), journal.NewKey(ev), ev); err != nil {
-			t.Fatal(err)
-		}
+		r.deliver(ev)
 	}
 	play := func(id string) {
 		t.Helper()

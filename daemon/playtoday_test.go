@@ -1,15 +1,12 @@
 package daemon
 
 import (
-	"context"
 	"encoding/json"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/haentities"
-	"github.com/batocera-cabinet/cabinet/hook/journal"
-	"github.com/batocera-cabinet/cabinet/hook/socket"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
 )
 
@@ -21,14 +18,11 @@ func TestPlayTimeToday(t *testing.T) {
 	r := newRig(t, nil, nil)
 	topic := r.settings.StateTopic(haentities.PlayTimeToday)
 	r.retained(topic, func(v string) bool { return v == "0" })
-	ctx := context.Background()
 	hook := func(kind tracker.Kind, path, name string) {
 		t.Helper()
 		ev := r.stamped(kind)
 		ev.Path, ev.Name, ev.System = path, name, "nes"
-		if err := socket.Deliver(ctx, r.cfg.Layout.Socket(), journal.NewKey(ev), ev); err != nil {
-			t.Fatal(err)
-		}
+		r.deliver(ev)
 	}
 	g := r.cab.Library.Games("nes")[0]
 	hook(tracker.KindGameStart, g.Path, g.Name)

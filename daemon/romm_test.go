@@ -1,13 +1,10 @@
 package daemon
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
 
-	"github.com/batocera-cabinet/cabinet/hook/journal"
-	"github.com/batocera-cabinet/cabinet/hook/socket"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
 	"github.com/batocera-cabinet/cabinet/simulator"
 	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
@@ -28,12 +25,9 @@ func TestRomMHeartbeatCadence(t *testing.T) {
 		tok := fr.IssueToken(append(fakeromm.ReadScopes(), fakeromm.WriteScopes()...), dev)
 		r.cfg.RomM = RomMReport{URL: r.cab.RomMURL(), Token: tok, DeviceID: dev, Since: rigEpoch, Root: r.cab.Root}
 	})
-	sock := r.cfg.Layout.Socket()
 	send := func(ev tracker.Event) {
 		t.Helper()
-		if err := socket.Deliver(context.Background(), sock, journal.NewKey(ev), ev); err != nil {
-			t.Fatalf("Deliver(%s): %v", ev.Kind, err)
-		}
+		r.deliver(ev)
 	}
 	start := r.stamped(tracker.KindGameStart)
 	start.Path, start.Name, start.System = r.cab.RomMGamePath(), "Alpha Quest", "nes"

@@ -1,14 +1,11 @@
 package daemon
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/batocera-cabinet/cabinet/hook/journal"
-	"github.com/batocera-cabinet/cabinet/hook/socket"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
 
 	"github.com/batocera-cabinet/cabinet/haentities"
@@ -167,9 +164,7 @@ func TestPowerState(t *testing.T) {
 		if boot != "" {
 			ev.BootID = boot
 		}
-		if err := socket.Deliver(context.Background(), r.cfg.Layout.Socket(), journal.NewKey(ev), ev); err != nil {
-			t.Fatalf("deliver %s: %v", kind, err)
-		}
+		r.deliver(ev)
 	}
 	hook(tracker.KindQuit, "", "")
 	r.retained(topic, is(haentities.PowerRestartingES))
