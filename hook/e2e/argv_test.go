@@ -43,9 +43,17 @@ func TestGarbageArgv(t *testing.T) {
 			{name: "event ES fires but nobody tracks", args: []string{"config-changed"}, lines: 0},
 			{name: "invalid UTF-8", args: []string{"screensaver-start", "vid\xffeo \xc3"}, lines: 0, check: func(t *testing.T) {
 				c.waitState("screensaver", "ON")
-				attrs := c.lastRetained()[c.topic("screensaver/attributes")]
+				// The attributes follow the state: wait for them too.
+				var attrs string
 				var a struct{ Type string }
-				if err := json.Unmarshal([]byte(attrs), &a); err != nil || !utf8.ValidString(a.Type) || !strings.HasPrefix(a.Type, "vid") {
+				for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+					attrs = c.lastRetained()[c.topic("screensaver/attributes")]
+					a.Type = ""
+					if json.Unmarshal([]byte(attrs), &a) == nil && a.Type != "" || time.Now().After(deadline) {
+						break
+					}
+				}
+				if !utf8.ValidString(a.Type) || !strings.HasPrefix(a.Type, "vid") {
 					t.Errorf("screensaver attributes %q, want valid UTF-8 from the cleaned argv", attrs)
 				}
 			}},
