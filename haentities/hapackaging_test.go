@@ -56,8 +56,10 @@ func fullCatalogue() map[string]Entity {
 // haSlug is HA's slugify as it builds entity ids: lower case, every run of
 // other characters one underscore.
 func haSlug(s string) string {
-	return strings.Trim(regexp.MustCompile(`[^a-z0-9]+`).ReplaceAllString(strings.ToLower(s), "_"), "_")
+	return strings.Trim(nonSlug.ReplaceAllString(strings.ToLower(s), "_"), "_")
 }
+
+var nonSlug = regexp.MustCompile(`[^a-z0-9]+`)
 
 // publishedAttributes are the attribute names an entity is really given,
 // read from what States and the daemon's builders publish.
@@ -67,15 +69,16 @@ func publishedAttributes(t *testing.T) map[string][]string {
 	msgs := States(s, snap, goldenNow)
 	msgs = append(msgs, PlayTimeTodayStates(s, PlayDay{Top: []TopGame{{Game: "x", Seconds: 1}}}, goldenNow)...)
 	msgs = append(msgs, ControllerStates(s, []Pad{{Name: "pad", Battery: new(int)}}, goldenNow)...)
+	byTopic := map[string]string{} // attributes topic → entity key
+	for _, e := range fullCatalogue() {
+		if e.Attributes {
+			byTopic[s.AttributesTopic(e.Key)] = e.Key
+		}
+	}
 	out := map[string][]string{}
 	for _, m := range msgs {
-		key := ""
-		for _, e := range fullCatalogue() {
-			if e.Attributes && m.Topic == s.AttributesTopic(e.Key) {
-				key = e.Key
-			}
-		}
-		if key == "" {
+		key, ok := byTopic[m.Topic]
+		if !ok {
 			continue
 		}
 		var a map[string]any

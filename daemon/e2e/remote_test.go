@@ -53,15 +53,23 @@ func accessRig(t *testing.T, extra ...string) (*rig, *fakeaccess.Issuer) {
 // it on: Host the public hostname, the assertion in its header (sent even
 // when empty), auth ("" for none) as Authorization.
 func postAssertion(c *http.Client, url, assertion, auth string) (reply, error) {
+	return postInitialize(c, url, func(req *http.Request) {
+		req.Host = tunnelHost
+		req.Header.Set("Cf-Access-Jwt-Assertion", assertion)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+	})
+}
+
+// postInitialize posts an MCP initialize to url through c, set changing
+// the request, and returns the status and the first 64 KiB of the body.
+func postInitialize(c *http.Client, url string, set func(*http.Request)) (reply, error) {
 	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader([]byte(initialize)))
 	if err != nil {
 		return reply{}, err
 	}
-	req.Host = tunnelHost
-	req.Header.Set("Cf-Access-Jwt-Assertion", assertion)
-	if auth != "" {
-		req.Header.Set("Authorization", auth)
-	}
+	set(req)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	resp, err := c.Do(req)

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -13,7 +12,6 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
-	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -107,20 +105,7 @@ func served(addr, serverName string, roots *x509.CertPool) (*x509.Certificate, e
 
 // initializeWith posts an MCP initialize with the bearer token through c.
 func initializeWith(c *http.Client, url, token string) (reply, error) {
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader([]byte(initialize)))
-	if err != nil {
-		return reply{}, err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := c.Do(req)
-	if err != nil {
-		return reply{}, err
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	return reply{status: resp.StatusCode, body: string(b)}, nil
+	return postInitialize(c, url, func(req *http.Request) { req.Header.Set("Authorization", "Bearer "+token) })
 }
 
 // TestRemoteTLSFiles: with cabinet.mcp.tls_cert_file and tls_key_file

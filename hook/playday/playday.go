@@ -24,10 +24,9 @@ import (
 
 // Bounds of the kept state, whatever happens.
 const (
-	maxSpans     = 256 // this boot's logged sessions (merged when they touch)
-	maxWeekDays  = 7
-	maxDayGames  = 64 // games kept per day; the least played go first
-	maxGameBytes = 256
+	maxSpans    = 256 // this boot's logged sessions (merged when they touch)
+	maxWeekDays = 7
+	maxDayGames = 64 // games kept per day; the least played go first
 	// jump is how far the wall clock may move against the boot clock before
 	// it counts as set anew (NTP's slewing moves it by milliseconds).
 	jump = 2 * time.Minute
@@ -238,10 +237,7 @@ func Add(st State, sess haentities.Session, m Moment, loc *time.Location) State 
 		}
 	}
 	if n := len(st.Week); n > 0 {
-		g := haentities.GameLabel(sess)
-		if len(g) > maxGameBytes {
-			g = g[:maxGameBytes]
-		}
+		g := haentities.GameLabel(sess) // cleaned and bounded already
 		day := &st.Week[n-1]
 		if day.Games == nil {
 			day.Games = map[string]int64{}
