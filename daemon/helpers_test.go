@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -223,20 +222,10 @@ func (r *rig) retained(topic string, ok func(string) bool) string {
 // out, for validate.
 func (r *rig) capture() []byte {
 	r.t.Helper()
-	// The capture itself must hold them: the embedded broker stores a
-	// retained message before its PUBACK but records it for the capture
-	// after.
-	var capture []byte
-	waitOn(r.t, "the capture to hold the pictures and play time today", r.broker.Changed, func() bool {
-		capture = r.broker.Capture()
-		for _, key := range []string{haentities.Artwork, haentities.LastScreenshot, haentities.PlayTimeToday} {
-			if !bytes.Contains(capture, []byte(" "+r.settings.StateTopic(key)+" ")) {
-				return false
-			}
-		}
-		return true
-	})
-	return capture
+	for _, key := range []string{haentities.Artwork, haentities.LastScreenshot, haentities.PlayTimeToday} {
+		r.retained(r.settings.StateTopic(key), func(v string) bool { return v != "" })
+	}
+	return r.broker.Capture()
 }
 
 // waitApplied waits, apply by apply, until cond holds.

@@ -241,7 +241,7 @@ func (b *Broker) Retained(topic string) ([]byte, bool) {
 // RetainedAll returns every retained message the broker holds: topic →
 // payload. It is read from the broker's store, which a publish reaches
 // before its PUBACK leaves, so it is never behind what a client was
-// acknowledged (the record of Messages is: it is written after).
+// acknowledged.
 func (b *Broker) RetainedAll() map[string][]byte {
 	b.mu.Lock()
 	srv := b.srv
@@ -272,9 +272,19 @@ func (b *Broker) Capture() []byte {
 	return buf.Bytes()
 }
 
+// record keeps m; wake tells the waiters. A client's publish is recorded
+// when it arrives (OnPublish, before its PUBACK leaves, so the record is
+// never behind what a client was acknowledged) and announced once it is
+// retained and sent on (OnPublished), so a waiter woken by it finds it in
+// the store too.
 func (b *Broker) record(m Message) {
 	b.mu.Lock()
 	b.msgs = append(b.msgs, m)
+	b.mu.Unlock()
+}
+
+func (b *Broker) wake() {
+	b.mu.Lock()
 	ws := b.waiters
 	b.waiters = nil
 	b.mu.Unlock()
@@ -308,12 +318,24 @@ type recordHook struct {
 
 func (h *recordHook) ID() string { return "cabinet-record" }
 func (h *recordHook) Provides(b byte) bool {
-	return b == mqtt.OnPublished || b == mqtt.OnWillSent
+	return b == mqtt.OnPublish || b == mqtt.OnPublished || b == mqtt.OnWillSent
 }
 
-// OnWillSent records a last will the broker published for a lost client.
-func (h *recordHook) OnWillSent(cl *mqtt.Client, pk packets.Packet) { h.OnPublished(cl, pk) }
-func (h *recordHook) OnPublished(cl *mqtt.Client, pk packets.Packet) {
-	h.b.record(Message{Topic: pk.TopicName, Payload: append([]byte(nil), pk.Payload...),
-		Retain: pk.FixedHeader.Retain, QoS: pk.FixedHeader.Qos, ClientID: cl.ID})
+func message(cl *mqtt.Client, pk packets.Packet) Message {
+	return Message{Topic: pk.TopicName, Payload: append([]byte(nil), pk.Payload...),
+		Retain: pk.FixedHeader.Retain, QoS: pk.FixedHeader.Qos, ClientID: cl.ID}
+}
+
+func (h *recordHook) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
+	h.b.record(message(cl, pk))
+	return pk, nil
+}
+
+func (h *recordHook) OnPublished(cl *mqtt.Client, pk packets.Packet) { h.b.wake() }
+
+// OnWillSent records a last will the broker published for a lost client
+// (no OnPublish precedes it).
+func (h *recordHook) OnWillSent(cl *mqtt.Client, pk packets.Packet) {
+	h.b.record(message(cl, pk))
+	h.b.wake()
 }
