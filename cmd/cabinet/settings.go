@@ -116,7 +116,8 @@ func toolsSettings(cfg *config.Config) tools.Settings {
 		RomM: tools.RomMSettings{URL: cfg.RomM.URL, Token: rommToken(cfg), CAFile: resolvedFile(cfg, cfg.RomM.CAFile),
 			PlatformMap: cfg.RomM.PlatformMap, DeviceID: rommDeviceID(cfg)},
 		ROMarr:      tools.ROMarrSettings{URL: cfg.ROMarr.URL, APIKey: cfg.ROMarr.APIKey.Reveal()},
-		AllowWrites: cfg.Library.AllowWrites, AllowInstall: cfg.Library.AllowInstall, InstallLock: cfg.Layout().InstallLock()}
+		AllowWrites: cfg.Library.AllowWrites, AllowInstall: cfg.Library.AllowInstall,
+		MaxInstallBytes: cfg.Library.MaxInstallBytes, InstallLock: cfg.Layout().InstallLock()}
 }
 
 // resolvedFile is a configured file path under cabinet.paths.root, or ""

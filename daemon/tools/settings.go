@@ -37,7 +37,9 @@ type Settings struct {
 	// AllowInstall is cabinet.library.allow_install: library_install and
 	// library_uninstall, with the install lock file InstallLock.
 	AllowInstall bool
-	InstallLock  string
+	// MaxInstallBytes is cabinet.library.max_install_bytes (0: the installer's default).
+	MaxInstallBytes int64
+	InstallLock     string
 	// Audio is batocera-audio's path: batocera_set_volume when it is
 	// there.
 	Audio string
@@ -80,7 +82,7 @@ func Build(s Settings, version string, dryRun bool, extra Deps) (*Server, error)
 	}
 	if s.AllowInstall && rc != nil && deps.Installs != nil {
 		lib.Installer = &install.Installer{RomM: rc, RomMURL: s.RomM.URL, ES: esc, Meta: es.NewMetadataWriter(esc),
-			Records: deps.Installs, Platforms: lib.Platforms, Path: deps.ResolvePath, LockFile: s.InstallLock,
+			Records: deps.Installs, Platforms: lib.Platforms, Path: deps.ResolvePath, LockFile: s.InstallLock, MaxBytes: s.MaxInstallBytes,
 			Screen: pairing.CabinetScreen{ES: esc, RetroArch: retroarch.New(s.RetroArchAddr, retroarch.WithTimeout(time.Second))}}
 	}
 	deps.Library = lib

@@ -111,6 +111,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	faults   Faults
+	hostile  Hostile
 	revoked  bool
 	requests []Request
 	dropped  int
@@ -192,7 +193,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	seq := s.record(r)
 	sw := &statusWriter{ResponseWriter: w}
 	defer func() { s.recordStatus(seq, sw.status) }()
-	if s.applyFaults(sw, r) {
+	if s.applyFaults(sw, r) || s.serveHostile(sw, r) {
 		return
 	}
 	s.handler.ServeHTTP(sw, r)

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"fmt"
+	"math"
 	"net"
 	"net/url"
 	"path"
@@ -265,4 +267,52 @@ func platformMapText(m map[string]string) string {
 	}
 	sort.Strings(pairs)
 	return strings.Join(pairs, ",")
+}
+
+// ParseSize reads a size: a whole number of bytes, or one followed by K, M, G
+// or T (powers of 1024; "KiB", "MB" and the like are read the same way).
+func ParseSize(v string) (int64, error) {
+	s := strings.TrimSpace(v)
+	num := strings.TrimRightFunc(s, unicode.IsLetter)
+	unit := strings.ToUpper(strings.TrimSpace(s[len(num):]))
+	num = strings.TrimSpace(num)
+	shift := 0
+	switch strings.TrimSuffix(strings.TrimSuffix(unit, "B"), "I") {
+	case "":
+		if unit != "" && unit != "B" {
+			return 0, fmt.Errorf("size %q: unknown unit", v)
+		}
+	case "K":
+		shift = 10
+	case "M":
+		shift = 20
+	case "G":
+		shift = 30
+	case "T":
+		shift = 40
+	default:
+		return 0, fmt.Errorf("size %q: unknown unit", v)
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("size %q: not a whole number", v)
+	}
+	if n > math.MaxInt64>>shift {
+		return 0, fmt.Errorf("size %q: too large", v)
+	}
+	return n << shift, nil
+}
+
+// SizeText writes n the way ParseSize reads it, in the largest unit it is a
+// whole number of.
+func SizeText(n int64) string {
+	for _, u := range []struct {
+		shift  int
+		suffix string
+	}{{40, "T"}, {30, "G"}, {20, "M"}, {10, "K"}} {
+		if n != 0 && n%(1<<u.shift) == 0 {
+			return strconv.FormatInt(n>>u.shift, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(n, 10)
 }

@@ -131,8 +131,11 @@ type ROMarr struct {
 	APIKeyFile string
 }
 
-// Library holds the library write switches.
-type Library struct{ AllowWrites, AllowInstall bool }
+// Library holds the library write switches and the install cap.
+type Library struct {
+	AllowWrites, AllowInstall bool
+	MaxInstallBytes           int64 // what one install may write
+}
 
 // Default returns the configuration with every key at its default.
 func Default() Config {

@@ -78,33 +78,26 @@ func TestInstallHostileNames(t *testing.T) {
 	}
 	for _, tt := range []struct {
 		name, file, want string
-		listed           bool
 	}{
-		{"climbs out", "../../etc/passwd", "_._.._etc_passwd", false},
-		{"slashes", "roms/../../../Sneaky (USA).sfc", "roms_.._.._.._Sneaky (USA).sfc", true},
-		{"bidi and control characters", "\u202eCFS.exe\x07\x1b[31m Evil\t(USA).sfc", "CFS.exe[31m Evil (USA).sfc", true},
-		// RomM's client caps a name at 255 runes with an ellipsis: the extension goes, so ES
-		// does not list the file, but it stays in the system folder.
-		{"300 ASCII bytes", long, "Long " + strings.Repeat("x", 249), false},
-		{"300 bytes of UTF-8", wide, strings.Repeat("é", 125) + ".sfc", true},
+		{"slashes", "roms/../../../Sneaky (USA).sfc", "roms_.._.._.._Sneaky (USA).sfc"},
+		{"bidi and control characters", "\u202eCFS.exe\x07\x1b[31m Evil\t(USA).sfc", "CFS.exe[31m Evil (USA).sfc"},
+		{"300 bytes of UTF-8", wide, strings.Repeat("é", 125) + ".sfc"},
+		{"an extension in capitals", "Shouting (USA).SFC", "Shouting (USA).SFC"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			data := romBytes(tt.name, 4096)
 			rom := addROM(t, r, fakeromm.ROMSpec{PlatformID: fakeromm.PlatformSNES, Name: "Hostile " + tt.name,
 				Files: []fakeromm.FileSpec{{Name: tt.file, Data: data}}})
 			before := snapshot(t, r)
-			r.in.ListWait = 0 // ES lists a listable name at once
-			if !tt.listed {
-				r.in.ListWait = 300 * time.Millisecond // the cleaned name lost the extension ES lists by
-			}
+			r.in.ListWait = 0
 			res, err := r.in.Install(context.Background(), Request{ROMID: rom.ID}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			want := path.Join(RomsRoot, "snes", tt.want)
-			if res.Path != want || !res.Verified || res.Listed != tt.listed {
-				t.Fatalf("installed at %q (verified %v, listed %v), want %q (listed %v); warnings %q",
-					res.Path, res.Verified, res.Listed, want, tt.listed, res.Warnings)
+			if res.Path != want || !res.Verified || !res.Listed {
+				t.Fatalf("installed at %q (verified %v, listed %v), want %q listed; warnings %q",
+					res.Path, res.Verified, res.Listed, want, res.Warnings)
 			}
 			base := path.Base(res.Path)
 			if len(base) > 255 || strings.IndexFunc(base, func(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) }) >= 0 ||
@@ -117,6 +110,43 @@ func TestInstallHostileNames(t *testing.T) {
 			if got, err := os.ReadFile(r.cab.Path(want)); err != nil || !bytes.Equal(got, data) {
 				t.Errorf("the installed file is not RomM's: %v", err)
 			}
+		})
+	}
+
+	// Names ES would never list, and names ES or Batocera keep for themselves in a system
+	// folder, are refused before a byte is downloaded, with the reason; nothing changes.
+	for _, tt := range []struct {
+		name, file, want string
+	}{
+		{"climbs out", "../../etc/passwd", `climbs out of the system folder with ".."`},
+		{"hidden", ".hidden (USA).sfc", "a name starting with '.' is hidden"},
+		{"hidden behind a bidi mark", "\u200f .sneaky.sfc", "a name starting with '.' is hidden"},
+		// RomM's client caps a name at 255 runes with an ellipsis: the extension goes, so ES
+		// would never list it (the install used to wait 30 s for that).
+		{"300 ASCII bytes", long, "does not end in an extension this system takes (.smc .fig .sfc"},
+		{"no extension", "Plain", "does not end in an extension this system takes"},
+		{"the game list", "gamelist.xml", "gamelist.xml is the system's game list"},
+		{"the game list in capitals", "GameList.XML", "gamelist.xml is the system's game list"},
+		{"a media folder's name", "images", "images is a folder EmulationStation keeps"},
+		{"a scraper's folder", "downloaded_images", "downloaded_images is a folder EmulationStation keeps"},
+		{"a pad-to-keyboard mapping", "Other.sfc.keys", "pad-to-keyboard mapping"},
+		{"a p2k mapping", "Other.sfc.p2k.cfg", "pad-to-keyboard mapping"},
+		{"ES's systems", "es_systems_snes.cfg", "one of EmulationStation's configuration files"},
+		{"Batocera's note", "_info.txt", "Batocera's note"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rom := addROM(t, r, fakeromm.ROMSpec{PlatformID: fakeromm.PlatformSNES, Name: "Hostile " + tt.name,
+				Files: []fakeromm.FileSpec{{Name: tt.file, Data: romBytes(tt.name, 4096)}}})
+			games := listed(t, r, "snes")
+			before := snapshot(t, r)
+			_, err := r.in.Install(context.Background(), Request{ROMID: rom.ID}, nil)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want a refusal saying %q", err, tt.want)
+			}
+			if q := contentRequests(r, rom.ID); len(q) != 0 {
+				t.Errorf("downloaded before refusing: %d requests", len(q))
+			}
+			assertNothingLeft(t, r, before, "snes", games)
 			if _, err := os.Stat(r.cab.Path("/etc/passwd")); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("something is at /etc/passwd of the tree: %v", err)
 			}
@@ -124,21 +154,57 @@ func TestInstallHostileNames(t *testing.T) {
 	}
 
 	// A multi-file game: a hostile folder name is cleaned; a file that climbs out is refused.
-	t.Run("folder name climbs out", func(t *testing.T) {
-		rom := addROM(t, r, fakeromm.ROMSpec{PlatformID: fakeromm.PlatformPSX, Name: "Escape", FSName: "../Escape (USA)", Folder: true,
-			Files: []fakeromm.FileSpec{{Name: "Escape (USA).cue", Data: cueSheet("Escape (USA).bin")}, {Name: "Escape (USA).bin", Data: romBytes("escape", 2352*4)}}})
+	// A multi-file game: a folder name that climbs out, or one ES keeps, is refused; a file inside
+	// the game's folder follows only the other rules (a .bin beside its .cue, whatever its name).
+	for _, tt := range []struct{ name, folder, want string }{
+		{"folder name climbs out", "../Escape (USA)", `climbs out of the system folder with ".."`},
+		{"folder named like ES's media", "Media", "media is a folder EmulationStation keeps"},
+		{"hidden folder", ".Escape (USA)", "a name starting with '.' is hidden"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rom := addROM(t, r, fakeromm.ROMSpec{PlatformID: fakeromm.PlatformPSX, Name: "Escape " + tt.name, FSName: tt.folder, Folder: true,
+				Files: []fakeromm.FileSpec{{Name: "Escape (USA).cue", Data: cueSheet("Escape (USA).bin")}, {Name: "Escape (USA).bin", Data: romBytes("escape", 2352*4)}}})
+			games := listed(t, r, "psx")
+			before := snapshot(t, r)
+			_, err := r.in.Install(context.Background(), Request{ROMID: rom.ID}, nil)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want a refusal saying %q", err, tt.want)
+			}
+			if q := contentRequests(r, rom.ID); len(q) != 0 {
+				t.Errorf("downloaded before refusing: %d requests", len(q))
+			}
+			assertNothingLeft(t, r, before, "psx", games)
+		})
+	}
+	t.Run("inner names follow the other rules", func(t *testing.T) {
+		rom := addROM(t, r, fakeromm.ROMSpec{PlatformID: fakeromm.PlatformPSX, Name: "Inner", FSName: "Inner (USA)", Folder: true,
+			Files: []fakeromm.FileSpec{{Name: "Inner (USA).cue", Data: cueSheet("gamelist.xml")}, {Name: "gamelist.xml", Data: romBytes("inner", 2352*4)}}})
 		before := snapshot(t, r)
 		res, err := r.in.Install(context.Background(), Request{ROMID: rom.ID}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		dir := path.Join(RomsRoot, "psx", "_._Escape (USA)")
-		if res.Path != dir+"/Escape (USA).cue" || !res.Verified || !res.Listed {
+		dir := path.Join(RomsRoot, "psx", "Inner (USA)")
+		if res.Path != dir+"/Inner (USA).cue" || !res.Verified || !res.Listed {
 			t.Fatalf("%+v", res)
 		}
-		if c := changes(before, snapshot(t, r)); !slices.Equal(c, []string{dir, dir + "/Escape (USA).bin", dir + "/Escape (USA).cue"}) {
+		if c := changes(before, snapshot(t, r)); !slices.Equal(c, []string{dir, dir + "/Inner (USA).cue", dir + "/gamelist.xml"}) {
 			t.Errorf("the install wrote %q", c)
 		}
+	})
+	t.Run("a folder game ES would never list", func(t *testing.T) {
+		rom := addROM(t, r, fakeromm.ROMSpec{PlatformID: fakeromm.PlatformPSX, Name: "Unlisted", FSName: "Unlisted (USA)", Folder: true,
+			Files: []fakeromm.FileSpec{{Name: "Unlisted (USA).iso", Data: romBytes("unlisted", 4096)}, {Name: "readme.txt", Data: []byte("hi")}}})
+		games := listed(t, r, "psx")
+		before := snapshot(t, r)
+		_, err := r.in.Install(context.Background(), Request{ROMID: rom.ID}, nil)
+		if err == nil || !strings.Contains(err.Error(), "no file of Unlisted ends in an extension this system takes (.cue .m3u .chd)") {
+			t.Fatalf("error %v, want the refusal of a game ES would never list", err)
+		}
+		if q := contentRequests(r, rom.ID); len(q) != 0 {
+			t.Errorf("downloaded before refusing: %d requests", len(q))
+		}
+		assertNothingLeft(t, r, before, "psx", games)
 	})
 	for _, tt := range []struct {
 		name string

@@ -69,6 +69,10 @@ type Screen interface {
 // RomsRoot is where Batocera keeps the system folders.
 const RomsRoot = "/userdata/roms"
 
+// DefaultMaxBytes is the default cap on one install: above the largest games Batocera runs
+// (a PS3 or Wii U game), far below what a server's wrong size would make it.
+const DefaultMaxBytes = 64 << 30
+
 // Installer installs and uninstalls games. Its fields are its dependencies; the zero values of
 // the optional ones are documented.
 type Installer struct {
@@ -89,8 +93,11 @@ type Installer struct {
 	ListWait time.Duration
 	// ToastEvery is the least time between two progress toasts; 0 means 5 s.
 	ToastEvery time.Duration
-	// Download tunes each file's download (retries, idle timeout); its Progress is replaced by
-	// the installer's own. The zero value is romm's defaults.
+	// MaxBytes caps what one install writes (cabinet.library.max_install_bytes); 0 means
+	// DefaultMaxBytes. The free space of the system folder's disk, less a reserve, caps it too.
+	MaxBytes int64
+	// Download tunes each file's download (retries, idle timeout); its Progress and Budget are
+	// replaced by the installer's own. The zero value is romm's defaults.
 	Download romm.DownloadOptions
 	Now      func() time.Time
 
@@ -214,7 +221,14 @@ func (in *Installer) Install(ctx context.Context, r Request, progress func(Progr
 		return Result{}, err
 	}
 	sysDir := in.local(path.Join(RomsRoot, system))
+	if err := in.fits(rom, plan); err != nil {
+		return Result{}, err
+	}
 	if err := stage.NeedSpace(sysDir, uint64(plan.bytes)); err != nil {
+		return Result{}, err
+	}
+	budget, err := in.budget(sysDir)
+	if err != nil {
 		return Result{}, err
 	}
 	res := Result{Outcome: "done", System: system, Name: rom.Name, Files: len(plan.files), Bytes: plan.bytes}
@@ -246,10 +260,11 @@ func (in *Installer) Install(ctx context.Context, r Request, progress func(Progr
 			return Result{}, err
 		}
 		phase(PhaseDownload, i, pf.file.Name)
-		if err := in.download(ctx, rom.ID, pf.file, part, func(done int64) { tp(before + done) }); err != nil {
+		got, err := in.download(ctx, rom.ID, pf.file, part, budget-before, func(done int64) { tp(before + done) })
+		if err != nil {
 			return Result{}, err
 		}
-		before += pf.file.SizeBytes
+		before += got
 		phase(PhaseVerify, i, pf.file.Name)
 		ok, note, err := verify(ctx, part, pf.file, plan.folder != "")
 		if err != nil {
@@ -340,14 +355,16 @@ func (in *Installer) already(ctx context.Context, r Request) (Result, bool, erro
 
 // pickSystem is the Batocera folder for the ROM: the one its platform maps to among those ES
 // lists, or want when the platform maps to several.
-func (in *Installer) pickSystem(ctx context.Context, rom romm.ROM, want string) (string, error) {
+func (in *Installer) pickSystem(ctx context.Context, rom romm.ROM, want string) (string, []string, error) {
 	systems, err := in.ES.Systems(ctx)
 	if err != nil {
-		return "", fmt.Errorf("ask EmulationStation for its systems: %w", err)
+		return "", nil, fmt.Errorf("ask EmulationStation for its systems: %w", err)
 	}
 	listed := map[string]bool{}
+	exts := map[string][]string{}
 	for _, s := range systems {
 		listed[s.Name] = true
+		exts[s.Name] = s.Extensions
 	}
 	m := in.Platforms
 	if m == nil {
@@ -357,47 +374,95 @@ func (in *Installer) pickSystem(ctx context.Context, rom romm.ROM, want string) 
 	platform := untrusted.Clean(rom.PlatformSlug, 60)
 	switch {
 	case len(cands) == 0 && want != "" && listed[want]:
-		return "", fmt.Errorf("RomM's platform %s does not map to the system %s; map it with cabinet.romm.platform_map=%s:%s if its games play there",
+		return "", nil, fmt.Errorf("RomM's platform %s does not map to the system %s; map it with cabinet.romm.platform_map=%s:%s if its games play there",
 			platform, want, platform, want)
 	case len(cands) == 0:
-		return "", fmt.Errorf("no system EmulationStation lists on this cabinet takes RomM's platform %s: add one of its games by hand first, or map it with cabinet.romm.platform_map=%s:<folder>",
+		return "", nil, fmt.Errorf("no system EmulationStation lists on this cabinet takes RomM's platform %s: add one of its games by hand first, or map it with cabinet.romm.platform_map=%s:<folder>",
 			platform, platform)
 	case want != "":
 		for _, c := range cands {
 			if c == want {
-				return want, nil
+				return want, exts[want], nil
 			}
 		}
-		return "", fmt.Errorf("system %q is not one for RomM's platform %s here: use one of %s", untrusted.Clean(want, 40), platform, strings.Join(cands, ", "))
+		return "", nil, fmt.Errorf("system %q is not one for RomM's platform %s here: use one of %s", untrusted.Clean(want, 40), platform, strings.Join(cands, ", "))
 	case len(cands) > 1:
-		return "", fmt.Errorf("RomM's platform %s plays in several systems here: say which with system= one of %s", platform, strings.Join(cands, ", "))
+		return "", nil, fmt.Errorf("RomM's platform %s plays in several systems here: say which with system= one of %s", platform, strings.Join(cands, ", "))
 	}
-	return cands[0], nil
+	return cands[0], exts[cands[0]], nil
 }
 
-// download writes one file into part; the RomM client resumes it with Range after a dropped
-// connection. An install that fails removes its stage, so the next one starts afresh.
-func (in *Installer) download(ctx context.Context, romID int, f romm.File, part string, progress func(int64)) error {
+// download writes one file into part, at most budget bytes, and returns how many it wrote; the
+// RomM client resumes it with Range after a dropped connection. An install that fails removes its
+// stage, so the next one starts afresh, and its error says so.
+func (in *Installer) download(ctx context.Context, romID int, f romm.File, part string, budget int64, progress func(int64)) (int64, error) {
+	name := untrusted.Clean(f.Name, 100)
+	if budget <= 0 {
+		return 0, fmt.Errorf("download %s from RomM: the files before it used all %s this install may write; nothing of the game is kept", name, sizeText(in.maxBytes()))
+	}
 	dst, err := os.OpenFile(part, os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
-		return fmt.Errorf("write %s: %w", untrusted.Clean(f.Name, 100), err)
+		return 0, fmt.Errorf("write %s: %w", name, err)
 	}
 	defer dst.Close()
 	o := in.Download
+	o.Budget = budget
 	o.Progress = func(done, _ int64) { progress(done) }
-	if _, err := in.RomM.DownloadFile(ctx, romID, f, dst, o); err != nil {
-		if errors.Is(err, syscall.ENOSPC) {
-			return diskFull(f.Name)
+	n, err := in.RomM.DownloadFile(ctx, romID, f, dst, o)
+	if err != nil {
+		switch {
+		case errors.Is(err, syscall.ENOSPC):
+			return n, diskFull(f.Name)
+		case errors.Is(err, romm.ErrTooLarge):
+			return n, fmt.Errorf("download %s from RomM: %w; an install writes at most the free space of the disk less 64 MiB, and at most cabinet.library.max_install_bytes (%s): nothing of the game is kept",
+				name, err, sizeText(in.maxBytes()))
 		}
-		return fmt.Errorf("download %s from RomM: %w", untrusted.Clean(f.Name, 100), err)
+		return n, fmt.Errorf("download %s from RomM: %w; nothing of the game is kept: installing again downloads it afresh", name, err)
 	}
 	if err := dst.Sync(); err != nil {
 		if errors.Is(err, syscall.ENOSPC) {
-			return diskFull(f.Name)
+			return n, diskFull(f.Name)
 		}
-		return fmt.Errorf("write %s: %w", untrusted.Clean(f.Name, 100), err)
+		return n, fmt.Errorf("write %s: %w", name, err)
+	}
+	return n, nil
+}
+
+func (in *Installer) maxBytes() int64 {
+	if in.MaxBytes > 0 {
+		return in.MaxBytes
+	}
+	return DefaultMaxBytes
+}
+
+// fits refuses a game whose listed size is over the install cap, before anything is written.
+func (in *Installer) fits(rom romm.ROM, p plan) error {
+	if p.bytes > in.maxBytes() {
+		return fmt.Errorf("RomM lists %s for %s, more than the %s an install may write (cabinet.library.max_install_bytes): raise it if the game is really that large",
+			sizeText(p.bytes), untrusted.Clean(rom.Name, 100), sizeText(in.maxBytes()))
 	}
 	return nil
+}
+
+// budget is what the install may write in all: the cap, and the free space of dir's disk less
+// stage.Reserve. The downloads are held to it whatever sizes RomM lists, or when it lists none.
+func (in *Installer) budget(dir string) (int64, error) {
+	room, err := stage.Room(dir)
+	if err != nil {
+		return 0, err
+	}
+	return min(room, in.maxBytes()), nil
+}
+
+// sizeText is n in the unit a person reads: bytes below 1 MiB, else MiB or GiB with one decimal.
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // diskFull is a download that ran out of room after NeedSpace let it start (something else wrote
@@ -448,11 +513,11 @@ func (in *Installer) prepare(ctx context.Context, r Request) (romm.ROM, string, 
 	if err != nil {
 		return romm.ROM{}, "", plan{}, fmt.Errorf("read ROM %d from RomM: %w", r.ROMID, err)
 	}
-	system, err := in.pickSystem(ctx, rom, r.System)
+	system, exts, err := in.pickSystem(ctx, rom, r.System)
 	if err != nil {
 		return romm.ROM{}, "", plan{}, err
 	}
-	p, err := planFiles(rom)
+	p, err := planFiles(rom, exts)
 	if err != nil {
 		return romm.ROM{}, "", plan{}, err
 	}
@@ -470,6 +535,9 @@ func (in *Installer) Plan(ctx context.Context, r Request) (Result, error) {
 	}
 	rom, system, p, err := in.prepare(ctx, r)
 	if err != nil {
+		return Result{}, err
+	}
+	if err := in.fits(rom, p); err != nil {
 		return Result{}, err
 	}
 	res := Result{Outcome: "dry_run", System: system, Name: rom.Name, Files: len(p.files), Bytes: p.bytes,

@@ -2,6 +2,7 @@ package install
 
 import (
 	"fmt"
+	"math"
 	"path"
 	"sort"
 	"strings"
@@ -46,7 +47,12 @@ var discExts = []string{".m3u", ".cue", ".gdi", ".ccd", ".chd", ".iso", ".cso", 
 // folder under its cleaned name; several keep RomM's layout in a folder named after the ROM, and
 // a multi-disc game without its own playlist gets one (<folder>.m3u in the system folder, listing
 // the discs), which is what ES lists and launches.
-func planFiles(rom romm.ROM) (plan, error) {
+//
+// Everything is decided before a byte is downloaded: sizes must add up without overflowing, the
+// names written at the top of the system folder must not be ES's own (stage.CleanTopName), and
+// what ES is to list (the file, the playlist, a disc, or a folder named like a game) must end in
+// one of the system's extensions, else ES would never list the game.
+func planFiles(rom romm.ROM, extensions []string) (plan, error) {
 	var files []romm.File
 	for _, f := range rom.Files {
 		if f.Category == "" || f.Category == "game" {
@@ -65,18 +71,26 @@ func planFiles(rom romm.ROM) (plan, error) {
 		if f.SizeBytes < 0 {
 			return plan{}, fmt.Errorf("RomM lists a negative size for a file of %s", name)
 		}
+		if f.SizeBytes > math.MaxInt64-p.bytes {
+			return plan{}, fmt.Errorf("RomM lists sizes for the files of %s that add up to more than any disk holds: its record in RomM is broken; rescan the platform in RomM and search again", name)
+		}
 		p.bytes += f.SizeBytes
 	}
+	exts := strings.Join(extensions, " ")
 	if len(files) == 1 && !rom.HasMultipleFiles {
-		final, err := stage.CleanName(files[0].Name)
+		final, err := stage.CleanTopName(files[0].Name)
 		if err != nil {
 			return plan{}, fmt.Errorf("RomM's file name for %s cannot be used on the cabinet: %w", name, err)
+		}
+		if !stage.Listable(final, extensions) {
+			return plan{}, fmt.Errorf("RomM's file %s of %s does not end in an extension this system takes (%s): EmulationStation would never list it, so it is not installed; ask the RomM admin to rename the file",
+				untrusted.Clean(final, 100), name, exts)
 		}
 		p.files = []plannedFile{{file: files[0], rel: final, final: final}}
 		p.gamePath = final
 		return p, nil
 	}
-	folder, err := stage.CleanName(rom.FSName)
+	folder, err := stage.CleanTopName(rom.FSName)
 	if err != nil {
 		return plan{}, fmt.Errorf("RomM's folder name for %s cannot be used on the cabinet: %w", name, err)
 	}
@@ -94,11 +108,21 @@ func planFiles(rom romm.ROM) (plan, error) {
 		p.files = append(p.files, plannedFile{file: f, rel: inner, final: folder + "/" + inner})
 	}
 	sort.Slice(p.files, func(i, j int) bool { return p.files[i].rel < p.files[j].rel })
+	if stage.Listable(folder, extensions) {
+		// ES lists a folder named with one of the system's extensions as one game (a .ps3 or
+		// .pc folder) and does not look inside.
+		p.gamePath = folder
+		return p, nil
+	}
 	// The entry point: RomM's own playlist, else the discs of the first kind found (the .cue
-	// files, not their .bin tracks), in name order; several get a playlist.
+	// files, not their .bin tracks), in name order; several get a playlist. Only kinds the
+	// system lists count.
 	var discs []string
 	kind := ""
 	for _, ext := range discExts {
+		if !stage.Listable(ext, extensions) {
+			continue
+		}
 		for _, f := range p.files {
 			if strings.EqualFold(path.Ext(f.final), ext) && path.Dir(f.final) == folder {
 				discs = append(discs, f.final)
@@ -109,17 +133,50 @@ func planFiles(rom romm.ROM) (plan, error) {
 			break
 		}
 	}
+	pl := folder + ".m3u"
 	switch {
 	case kind == ".m3u":
 		p.gamePath = discs[0]
-	case len(discs) > 1:
-		pl := folder + ".m3u"
+	case len(discs) > 1 && stage.Listable(pl, extensions):
 		p.playlist = &stage.Playlist{Name: pl, Lines: discs}
 		p.gamePath = pl
-	case len(discs) == 1:
+	case len(discs) > 0:
 		p.gamePath = discs[0]
 	default:
-		p.gamePath = p.files[0].final
+		p.gamePath = firstListable(p.files, folder, extensions)
+	}
+	if p.gamePath == "" {
+		return plan{}, fmt.Errorf("no file of %s ends in an extension this system takes (%s): EmulationStation would never list the game, so it is not installed; check the ROM's platform in RomM",
+			name, exts)
 	}
 	return p, nil
+}
+
+// firstListable is the first file ES lists, in name order: one at the top of the game's folder,
+// else one in a sub-folder ES looks into.
+func firstListable(files []plannedFile, folder string, extensions []string) string {
+	nested := ""
+	for _, f := range files {
+		if !stage.Listable(f.final, extensions) {
+			continue
+		}
+		if path.Dir(f.final) == folder {
+			return f.final
+		}
+		if nested == "" && esLooksInto(strings.TrimPrefix(path.Dir(f.final), folder+"/")) {
+			nested = f.final
+		}
+	}
+	return nested
+}
+
+// esLooksInto reports whether ES descends into every folder of dir (a path inside a game's
+// folder): none is hidden or one of its media folders.
+func esLooksInto(dir string) bool {
+	for _, d := range strings.Split(dir, "/") {
+		if stage.SkippedFolder(d) {
+			return false
+		}
+	}
+	return true
 }

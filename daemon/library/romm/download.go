@@ -28,6 +28,11 @@ type DownloadOptions struct {
 	IdleTimeout time.Duration
 	// MaxBytes bounds a file whose size RomM does not list (0: DefaultMaxDownload).
 	MaxBytes int64
+	// Budget, when positive, is the most dst may hold whatever RomM lists or announces: a size
+	// over it is refused before a byte is written, and a body that runs past it is stopped
+	// there (ErrTooLarge). An installer sets it from the free space and its own cap, so that
+	// no number from the server sizes what reaches the disk.
+	Budget int64
 	// Progress, when set, is called on the downloading goroutine with the bytes in dst and the
 	// file's size (0 when unknown), about every 256 KiB and once at the end.
 	Progress func(done, total int64)
@@ -85,8 +90,10 @@ func sleep(ctx context.Context, d time.Duration) error {
 // request, and a RomM (or proxy) that answers a Range with the whole file has dst truncated and
 // written from the start. A dropped connection, a cut body or IdleTimeout without a byte is
 // resumed where it stopped, up to o.MaxRetries times in a row. It never writes more than
-// f.SizeBytes when RomM lists a size (o.MaxBytes when not). It returns the bytes now in dst,
-// also on error (the partial file is kept for the next try); syncing dst is the caller's business.
+// f.SizeBytes when RomM lists a size (o.MaxBytes when not), nor more than o.Budget. It returns
+// the bytes now in dst, also on error: dst keeps them, and a later call with the same dst resumes
+// from there if the caller keeps the file (the error does not promise it does). Syncing dst is
+// the caller's business.
 func (c *Client) DownloadFile(ctx context.Context, romID int, f File, dst *os.File, o DownloadOptions) (int64, error) {
 	switch {
 	case romID <= 0 || romID > 1<<31-1:
@@ -112,6 +119,9 @@ func (c *Client) DownloadFile(ctx context.Context, romID int, f File, dst *os.Fi
 		return d.have, err
 	}
 	d.v = v
+	if d.overBudget(f.SizeBytes) {
+		return d.have, d.budgetError(f.SizeBytes)
+	}
 	if f.SizeBytes > 0 && d.have > f.SizeBytes {
 		// Longer than RomM's file: not a part of it. Start again.
 		if err := d.truncate(); err != nil {
@@ -171,7 +181,7 @@ func (d *download) run(ctx context.Context) (int64, error) {
 			if failures == 0 {
 				return d.have, ae.err
 			}
-			return d.have, newError(nil, ae.err, "%s, %d times in a row: check the network to RomM, then try again (a file kept partly downloaded resumes where it stopped)",
+			return d.have, newError(nil, ae.err, "%s, %d times in a row: check the network to RomM, then try again",
 				ae.err.Error(), failures+1)
 		}
 		failures++
@@ -186,7 +196,7 @@ func (d *download) run(ctx context.Context) (int64, error) {
 }
 
 func (d *download) cancelled(ctx context.Context) error {
-	return newError(nil, ctx.Err(), "download %s: stopped at byte %d of %s (%s); the partial file is kept, downloading again resumes",
+	return newError(nil, ctx.Err(), "download %s: stopped at byte %d of %s (%s)",
 		d.name, d.have, d.size(), ctx.Err())
 }
 
@@ -290,10 +300,33 @@ func (d *download) request(ctx context.Context) (*http.Request, error) {
 
 // limit is the most dst may hold.
 func (d *download) limit() int64 {
+	n := d.o.MaxBytes
 	if d.total > 0 {
-		return d.total
+		n = d.total
 	}
-	return d.o.MaxBytes
+	if d.o.Budget > 0 && n > d.o.Budget {
+		n = d.o.Budget
+	}
+	return n
+}
+
+// budgetBinds reports whether the budget, not the file's size or MaxBytes, is the limit.
+func (d *download) budgetBinds() bool {
+	n := d.o.MaxBytes
+	if d.total > 0 {
+		n = d.total
+	}
+	return d.overBudget(n)
+}
+
+// overBudget reports a size (listed, announced or reached) the budget does not allow.
+func (d *download) overBudget(n int64) bool { return d.o.Budget > 0 && n > d.o.Budget }
+
+func (d *download) budgetError(listed int64) error {
+	if listed > 0 {
+		return newError(ErrTooLarge, nil, "RomM lists %d bytes for %s, more than the %d this download may write", listed, d.name, d.o.Budget)
+	}
+	return newError(ErrTooLarge, nil, "RomM sent more than the %d bytes this download may write for %s", d.o.Budget, d.name)
 }
 
 // checkLength refuses an answer whose Content-Length, from offset at, does not fit the file.
@@ -302,6 +335,8 @@ func (d *download) checkLength(n, at int64) error {
 		return nil
 	}
 	switch {
+	case d.overBudget(at + n):
+		return d.budgetError(at + n)
 	case d.f.SizeBytes > 0 && at+n > d.f.SizeBytes:
 		return d.tooMuch()
 	case d.f.SizeBytes > 0 && at+n < d.f.SizeBytes:
@@ -315,6 +350,8 @@ func (d *download) checkLength(n, at int64) error {
 
 func (d *download) tooMuch() error {
 	switch {
+	case d.budgetBinds():
+		return d.budgetError(0)
 	case d.f.SizeBytes > 0:
 		return newError(ErrBadData, nil, "RomM sent more than the %d bytes it lists for %s: the file changed in RomM; rescan the platform in RomM and search again",
 			d.f.SizeBytes, d.name)
@@ -348,6 +385,9 @@ func (d *download) checkRange(cr string) error {
 		if d.total > 0 && total != d.total {
 			return newError(ErrBadData, nil, "RomM's file %s is %d bytes, not the %d it lists: the file changed in RomM; rescan the platform in RomM and search again",
 				d.name, total, d.total)
+		}
+		if d.overBudget(total) {
+			return d.budgetError(total)
 		}
 		if total > d.o.MaxBytes {
 			return d.overMax()

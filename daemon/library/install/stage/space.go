@@ -68,3 +68,18 @@ func size(b uint64, up bool) string {
 	}
 	return fmt.Sprintf("%d.%d GiB", tenths/10, tenths%10)
 }
+
+// Room is what an install may write on the filesystem holding path: its free
+// space less the fixed margin NeedSpace keeps (0 when less is free). An
+// installer holds its downloads to it, so a server's wrong or missing sizes
+// never fill the share.
+func Room(path string) (int64, error) {
+	free, err := FreeSpace(path)
+	if err != nil {
+		return 0, fmt.Errorf("check free space: %w", err)
+	}
+	if free <= spareBytes {
+		return 0, nil
+	}
+	return int64(min(free-spareBytes, math.MaxInt64)), nil
+}
