@@ -50,6 +50,8 @@ func verify(ctx context.Context, part string, f romm.File, inFolder bool) (ok bo
 	switch {
 	case errors.Is(err, romhash.ErrUnsupported):
 		return false, fmt.Sprintf("RomM hashes %s by the contents of its archive, which Cabinet cannot read (7z, rar): not verified", name), nil
+	case errors.Is(err, romhash.ErrListingTooLarge): // before ErrTooLarge, which it also is
+		return false, "", fmt.Errorf("%s lists more members, or longer names, than any ROM archive (a damaged or hostile archive?): not installed; check the file in RomM", name)
 	case errors.Is(err, romhash.ErrTooLarge):
 		return false, "", fmt.Errorf("%s expands beyond %d GiB when read (an archive that unpacks without end?): not installed", name, lim.MaxExpandedBytes>>30)
 	case errors.Is(err, romhash.ErrNoHash):

@@ -59,15 +59,18 @@ func pySuffix(name string) string {
 }
 
 // pyBase is pathlib's Path(name).name for an archive member path: the last part that is neither
-// empty nor ".".
+// empty nor ".". It allocates nothing: it runs on every member name of a listing.
 func pyBase(name string) string {
-	parts := strings.Split(name, "/")
-	for i := len(parts) - 1; i >= 0; i-- {
-		if parts[i] != "" && parts[i] != "." {
-			return parts[i]
+	for {
+		i := strings.LastIndexByte(name, '/')
+		if part := name[i+1:]; part != "" && part != "." {
+			return part
 		}
+		if i < 0 {
+			return ""
+		}
+		name = name[:i]
 	}
-	return ""
 }
 
 // RomM's DEFAULT_EXCLUDED_FILES and DEFAULT_EXCLUDED_EXTENSIONS (config/config_manager.py L34-53),
@@ -116,6 +119,7 @@ func zipName(f *zip.FileHeader) (name string, bad bool, err error) {
 		name = raw
 	} else {
 		var b strings.Builder
+		b.Grow(len(raw) + 2*high(raw)) // once: cp437's upper half is at most 3 bytes of UTF-8
 		for i := 0; i < len(raw); i++ {
 			if c := raw[i]; c < 0x80 {
 				b.WriteByte(c)
@@ -127,6 +131,9 @@ func zipName(f *zip.FileHeader) (name string, bad bool, err error) {
 	}
 	name = cutNUL(name)
 	extra := f.Extra
+	// The raw name's crc is taken once, however many Unicode Path fields the entry repeats.
+	var rawCRC uint32
+	crcDone := false
 	for len(extra) >= 4 {
 		tag, n := binary.LittleEndian.Uint16(extra), int(binary.LittleEndian.Uint16(extra[2:]))
 		if n+4 > len(extra) {
@@ -137,7 +144,10 @@ func zipName(f *zip.FileHeader) (name string, bad bool, err error) {
 			if len(data) < 5 {
 				return "", true, nil // struct.error → BadZipFile
 			}
-			if data[0] == 1 && binary.LittleEndian.Uint32(data[1:]) == crc32.ChecksumIEEE([]byte(raw)) {
+			if !crcDone {
+				rawCRC, crcDone = crc32.ChecksumIEEE([]byte(raw)), true
+			}
+			if data[0] == 1 && binary.LittleEndian.Uint32(data[1:]) == rawCRC {
 				up := string(data[5:])
 				if !utf8.ValidString(up) {
 					return "", false, ErrNoHash
@@ -150,6 +160,17 @@ func zipName(f *zip.FileHeader) (name string, bad bool, err error) {
 		extra = extra[4+n:]
 	}
 	return name, false, nil
+}
+
+// high counts the bytes of s outside ASCII.
+func high(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			n++
+		}
+	}
+	return n
 }
 
 func cutNUL(s string) string {

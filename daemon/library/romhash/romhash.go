@@ -5,7 +5,9 @@
 // _calculate_rom_hashes, backend/utils/archives.py); the comments cite them.
 //
 // Everything is streamed and bounded by Limits: no member is read into memory, a file or an
-// archive that would take more than the limits stops early with ErrTooLarge.
+// archive that would take more than the limits stops early with ErrTooLarge. An archive's listing,
+// which the readers do hold in memory (a zip's central directory, a tar's member names), has fixed
+// bounds besides, which no ROM archive reaches (ErrListingTooLarge).
 package romhash
 
 import (
@@ -18,8 +20,13 @@ import (
 )
 
 var (
-	// ErrTooLarge: the file, its expanded contents or its member count is over Limits.
+	// ErrTooLarge: the file, its expanded contents or its listing is over Limits or the bounds
+	// of a listing (ErrListingTooLarge).
 	ErrTooLarge = errors.New("romhash: file too large to hash within the limits; raise the limit or compare by name and size")
+	// ErrListingTooLarge: the archive lists more members, or longer names and fields, than the
+	// cabinet reads (a zip's central directory, a tar's member names): the shape of a damaged or
+	// hostile archive, not of a ROM. It is ErrTooLarge too.
+	ErrListingTooLarge error = listingError("romhash: the archive's list of members is larger than any ROM archive's; compare by name and size")
 	// ErrUnsupported: RomM decompresses this format (7z, rar, xz, LZMA or Deflate64 zip members) and
 	// the Go standard library cannot, so RomM's value cannot be reproduced here.
 	ErrUnsupported = errors.New("romhash: RomM hashes this archive format by its contents, which the standard library cannot read; compare by name and size instead")
@@ -27,6 +34,12 @@ var (
 	// data, or fails on the file), so there is nothing to compare with.
 	ErrNoHash = errors.New("romhash: RomM records no hash for this file (corrupt or unreadable archive); compare by name and size instead")
 )
+
+// listingError is ErrListingTooLarge's type, which makes it ErrTooLarge as well.
+type listingError string
+
+func (e listingError) Error() string        { return string(e) }
+func (e listingError) Is(target error) bool { return target == ErrTooLarge }
 
 // Limits bound the work for one file. Zero fields take the defaults.
 type Limits struct {

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
 )
 
 // Compression under a tar, as tarfile.open(mode "r:*") finds it: by trying each opener on the
@@ -80,6 +81,31 @@ func (h *hasher) openTar(f *os.File, c tarCompression) (tr *tar.Reader, ok bool,
 	return tar.NewReader(f), true, nil // *os.File seeks over member data
 }
 
+// Bounds on a tar's listing. listTar keeps every regular member's name until the archive is
+// hashed, and Go's reader takes PAX and GNU names up to 1 MiB each: Linux's PATH_MAX is 4 KiB, a
+// name longer than any path a file system holds is no ROM's, and 8 MiB of names is 20,000 members
+// (the installer's member limit) of 400-byte paths, where real ROM tarballs, even of PC games,
+// average well under 100. Go's reader also parses every header's PAX records, long names and
+// links into about three times their size of garbage, which a stream of 1 MiB headers turns into
+// 60 MiB and more of resident memory; 32 MiB of them is 20,000 entries of 1.6 KiB (tar --posix
+// writes about 100 bytes of times per entry, bsdtar as much again with SELinux labels and ACLs).
+const (
+	maxTarName    = 4 << 10
+	maxTarNames   = 8 << 20
+	maxTarHeaders = 32 << 20
+)
+
+// headerBytes is what Go's reader parsed out of a header's extensions: its names and PAX records.
+func headerBytes(hdr *tar.Header) int64 {
+	n := int64(len(hdr.Name) + len(hdr.Linkname))
+	for k, v := range hdr.PAXRecords {
+		if k != "path" && k != "linkpath" { // counted as the names
+			n += int64(len(k) + len(v))
+		}
+	}
+	return n
+}
+
 type tarEntry struct {
 	ordinal int // position among all headers, for a later pass to skip to
 	name    string
@@ -94,6 +120,7 @@ func (h *hasher) listTar(f *os.File, c tarCompression) (entries []tarEntry, ok b
 	if err != nil || !ok {
 		return nil, ok, err
 	}
+	var names, headers int64
 	for i := 0; ; i++ {
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -109,11 +136,22 @@ func (h *hasher) listTar(f *os.File, c tarCompression) (entries []tarEntry, ok b
 			return nil, false, nil
 		}
 		if i >= h.lim.MaxMembers {
-			return nil, false, fmt.Errorf("tar holds over %d entries: %w", h.lim.MaxMembers, ErrTooLarge)
+			return nil, false, listingTooLarge("tar holds over %d entries", h.lim.MaxMembers)
+		}
+		if headers += headerBytes(hdr); headers > maxTarHeaders {
+			return nil, false, listingTooLarge("tar headers of at least %d bytes of names and PAX records, over the %d the cabinet reads", headers, maxTarHeaders)
 		}
 		switch hdr.Typeflag {
 		case tar.TypeReg, tar.TypeCont, tar.TypeGNUSparse, 0:
-			entries = append(entries, tarEntry{ordinal: i, name: hdr.Name, size: hdr.Size})
+			if len(hdr.Name) > maxTarName {
+				return nil, false, listingTooLarge("tar entry name of %d bytes, over the %d the cabinet reads", len(hdr.Name), maxTarName)
+			}
+			if names += int64(len(hdr.Name)); names > maxTarNames {
+				return nil, false, listingTooLarge("tar member names of at least %d bytes in all, over the %d the cabinet reads", names, maxTarNames)
+			}
+			// A copy: a PAX path is a substring of its whole header (up to 1 MiB), which
+			// keeping the name would keep.
+			entries = append(entries, tarEntry{ordinal: i, name: strings.Clone(hdr.Name), size: hdr.Size})
 		}
 	}
 }
@@ -171,11 +209,12 @@ func (h *hasher) tarComposite(f *os.File, size int64) (Sums, error) {
 	for _, e := range entries {
 		if !excluded(pyBase(e.name)) {
 			keep = append(keep, e)
+			// Compared before adding: sizes are up to 2^63-1, and a sum that wrapped would pass.
+			if e.size > h.lim.MaxExpandedBytes-declared {
+				return Sums{}, fmt.Errorf("tar members declare over %d bytes: %w", h.lim.MaxExpandedBytes, ErrTooLarge)
+			}
 			declared += e.size
 		}
-	}
-	if declared > h.lim.MaxExpandedBytes {
-		return Sums{}, fmt.Errorf("tar members declare %d bytes, over %d: %w", declared, h.lim.MaxExpandedBytes, ErrTooLarge)
 	}
 	sort.SliceStable(keep, func(a, b int) bool { return keep[a].name < keep[b].name })
 	cur := &tarCursor{h: h, f: f, c: c}

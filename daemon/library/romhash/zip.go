@@ -2,9 +2,7 @@ package romhash
 
 import (
 	"archive/zip"
-	"bytes"
 	"compress/bzip2"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -22,22 +20,28 @@ const (
 )
 
 // openZip opens f as Python's zipfile would. ok=false means zipfile rejects the archive
-// (BadZipFile), so RomM hashes it raw. The central directory is counted first: Go's reader keeps
-// every entry in memory, so a directory of millions of tiny entries must be refused before it.
+// (BadZipFile), so RomM hashes it raw. The central directory is checked first (checkCentral): Go's
+// reader keeps all of it in memory, so a directory of too many entries, or of entries too long, must
+// be refused before it loads.
 func (h *hasher) openZip(f *os.File, size int64) (zr *zip.Reader, names []string, ok bool, err error) {
-	n, err := countCentral(f, size, h.lim.MaxMembers)
+	isZip, walked, err := checkCentral(f, size, h.lim.MaxMembers)
 	if err != nil {
 		return nil, nil, false, err
 	}
-	if n < 0 {
+	if !isZip {
 		return nil, nil, false, nil
 	}
-	zr, err = zip.NewReader(f, size)
+	guard := &dirGuard{f: f, left: walked + zipEndReads}
+	zr, err = zip.NewReader(guard, size)
+	guard.left = -1
+	if errors.Is(err, ErrTooLarge) {
+		return nil, nil, false, err
+	}
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
 		return nil, nil, false, nil
 	}
 	if len(zr.File) > h.lim.MaxMembers {
-		return nil, nil, false, fmt.Errorf("zip holds over %d entries: %w", h.lim.MaxMembers, ErrTooLarge)
+		return nil, nil, false, listingTooLarge("zip holds over %d entries", h.lim.MaxMembers)
 	}
 	zr.RegisterDecompressor(methodBzip2, func(r io.Reader) io.ReadCloser { return io.NopCloser(bzip2.NewReader(r)) })
 	names = make([]string, len(zr.File))
@@ -93,10 +97,11 @@ func (h *hasher) zipComposite(f *os.File, size int64) (Sums, error) {
 			continue
 		}
 		order = append(order, i)
+		// Compared before adding: sizes are up to 2^64-1, and a sum that wrapped would pass.
+		if size := zr.File[i].UncompressedSize64; size > uint64(h.lim.MaxExpandedBytes)-declared {
+			return Sums{}, fmt.Errorf("zip members declare over %d bytes: %w", h.lim.MaxExpandedBytes, ErrTooLarge)
+		}
 		declared += zr.File[i].UncompressedSize64
-	}
-	if declared > uint64(h.lim.MaxExpandedBytes) {
-		return Sums{}, fmt.Errorf("zip members declare %d bytes, over %d: %w", declared, h.lim.MaxExpandedBytes, ErrTooLarge)
 	}
 	sort.SliceStable(order, func(a, b int) bool { return names[order[a]] < names[order[b]] })
 	comp := newDigest()
@@ -169,76 +174,4 @@ func (h *hasher) zipLargest(f *os.File, size int64, d *digest) error {
 		return ErrNoHash
 	}
 	return err
-}
-
-// countCentral counts the central directory records the way Go's reader will find them, stopping
-// past max (ErrTooLarge). -1: no end-of-directory record, so not a zip at all.
-func countCentral(f *os.File, size int64, max int) (int, error) {
-	const eocdLen, maxComment = 22, 65535
-	tail := int64(eocdLen + maxComment)
-	if tail > size {
-		tail = size
-	}
-	buf := make([]byte, tail)
-	if _, err := f.ReadAt(buf, size-tail); err != nil && err != io.EOF {
-		return 0, fmt.Errorf("hash rom: %w", err)
-	}
-	at := -1
-	for i := len(buf) - eocdLen; i >= 0; i-- {
-		if bytes.Equal(buf[i:i+4], []byte("PK\x05\x06")) && i+eocdLen+int(binary.LittleEndian.Uint16(buf[i+20:])) <= len(buf) {
-			at = i
-			break
-		}
-	}
-	if at < 0 {
-		return -1, nil
-	}
-	eocd := buf[at:]
-	dirSize := int64(binary.LittleEndian.Uint32(eocd[12:]))
-	dirOff := int64(binary.LittleEndian.Uint32(eocd[16:]))
-	eocdOff := size - tail + int64(at)
-	if loc := eocdOff - 20; loc >= 0 && (dirOff == 0xffffffff || dirSize == 0xffffffff || binary.LittleEndian.Uint16(eocd[10:]) == 0xffff) {
-		var l [20]byte
-		if _, err := f.ReadAt(l[:], loc); err == nil && bytes.Equal(l[:4], []byte("PK\x06\x07")) {
-			var r [56]byte
-			if o := int64(binary.LittleEndian.Uint64(l[8:])); o >= 0 && o < size {
-				if _, err := f.ReadAt(r[:], o); err == nil && bytes.Equal(r[:4], []byte("PK\x06\x06")) {
-					dirSize = int64(binary.LittleEndian.Uint64(r[40:]))
-					dirOff = int64(binary.LittleEndian.Uint64(r[48:]))
-				}
-			}
-		}
-	}
-	// Go tries the recorded offset, and the one implied by the directory's size when data was
-	// prepended; both walks are counted and the larger is what memory has to hold.
-	n := 0
-	for _, start := range []int64{dirOff, eocdOff - dirSize} {
-		c, err := walkCentral(f, start, size, max)
-		if err != nil {
-			return 0, err
-		}
-		if c > n {
-			n = c
-		}
-	}
-	return n, nil
-}
-
-func walkCentral(f *os.File, off, size int64, max int) (int, error) {
-	var hdr [46]byte
-	n := 0
-	for off >= 0 && off+46 <= size {
-		if _, err := f.ReadAt(hdr[:], off); err != nil {
-			break
-		}
-		if !bytes.Equal(hdr[:4], []byte("PK\x01\x02")) {
-			break
-		}
-		n++
-		if n > max {
-			return 0, fmt.Errorf("zip holds over %d entries: %w", max, ErrTooLarge)
-		}
-		off += 46 + int64(binary.LittleEndian.Uint16(hdr[28:])) + int64(binary.LittleEndian.Uint16(hdr[30:])) + int64(binary.LittleEndian.Uint16(hdr[32:]))
-	}
-	return n, nil
 }
