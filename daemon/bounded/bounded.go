@@ -1,6 +1,10 @@
 // Package bounded reads files Cabinet does not write alone (configuration,
 // certificates, caches, pairing records) with a size bound, so a huge or
 // endless file costs at most the bound and gets an error saying so.
+//
+// It also bounds the shape of JSON from servers (CheckJSON): a body within its
+// size bound can still hold millions of empty values, and a decoder allocates
+// for every one of them before its caller can count them.
 package bounded
 
 import (
@@ -10,7 +14,8 @@ import (
 	"os"
 )
 
-// ErrTooLarge is wrapped by ReadFile's error for a file over its bound.
+// ErrTooLarge is wrapped by ReadFile's error for a file over its bound and by
+// CheckJSON's for a document over one of its limits.
 var ErrTooLarge = errors.New("file too large")
 
 // ReadFile reads path, refusing more than max bytes.

@@ -18,6 +18,9 @@ func TestParseRefuses(t *testing.T) {
 		{"trailing data", `{"openapi":"3.1.0","paths":{}} {}`, "data after the first value"},
 		{"trailing garbage", `{"openapi":"3.1.0","paths":{}} x`, "data after the first value"},
 		{"too large", `{"openapi":"3.1.0","paths":{},"x":"` + strings.Repeat("a", MaxDocumentBytes) + `"}`, "more than the"},
+		{"too many values", `{"openapi":"3.1.0","paths":{},"x":[` + strings.Repeat("{},", 2<<20) + `{}]}`, "the document has a list of more than 10000 items (at $.x), far more than RomM's; check the server's /openapi.json"},
+		{"too deep", `{"openapi":"3.1.0","paths":{},"x":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `}`, "nested more than 32 deep"},
+		{"not JSON and too many", `{"openapi":"3.1.0","paths":{},"x":[` + strings.Repeat("{},", 2<<20), "not JSON"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -20,7 +20,9 @@ const (
 
 // Getter performs one bounded GET on the RomM server with the client's own credentials. path is
 // already escaped (each parameter with url.PathEscape) and starts with /api/: append it to the base
-// URL as is, without escaping it again. query holds only parameters the operation declares.
+// URL as is, without escaping it again. query holds only parameters the operation declares. Read
+// decodes the whole body into maps and slices, so the getter bounds its shape as well as its size
+// (romm.Client.Get checks it with bounded.CheckJSON).
 type Getter func(ctx context.Context, path string, query url.Values) (status int, body []byte, err error)
 
 // ReadRequest is one romm_api_read call. Path and Query are the caller's parameter values;

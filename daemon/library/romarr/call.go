@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/batocera-cabinet/cabinet/daemon/bounded"
 )
 
 // Body bounds. Lists are streamed (decode.go), so their bound is the documented 16 MiB; answers
@@ -21,6 +23,20 @@ const (
 	maxListBody  = 16 << 20
 	maxSmallBody = 1 << 20
 	maxErrorBody = 64 << 10
+)
+
+// Shape bounds on ROMarr's JSON, checked before anything decodes it (bounded.CheckJSON): a body
+// within its size bound can still hold millions of empty values, and a decoder allocates for
+// each. The answers decoded whole get tight ones; the lists are streamed an item at a time
+// (decode.go), so theirs only keep one answer from costing the decoder millions of items' work.
+// Measured in limits_test.go.
+var (
+	// smallJSON: status (testdata/status.json: 54 values, lists of 3), counts, a request's result.
+	smallJSON = bounded.JSONLimits{Depth: 16, ArrayLen: 1000, Elements: 5000, Values: 20_000}
+	// listJSON: Wanted and the queue (thousands of rows on a busy install, ~8 values each), the
+	// history (ROMarr keeps 2000), a page of the library with its facets, the platform table (73
+	// with their extensions: 1,180 values).
+	listJSON = bounded.JSONLimits{Depth: 32, ArrayLen: 50_000, Elements: 200_000, Values: 1_000_000}
 )
 
 // operation bounds ctx with the client's timeout; every request of one public call shares it.
@@ -71,15 +87,37 @@ func (c *Client) call(ctx context.Context, method, path string, query url.Values
 		return nil, fmt.Errorf("%s %s: the answer is %s, not ROMarr's JSON: check cabinet.romarr.url is ROMarr's own address (default port 6868), not a login page or proxy in front of it",
 			method, path, c.text(mediaType(resp.Header.Get("Content-Type")), maxShort))
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	b, err := bounded.ReadBody(resp.Body, resp.ContentLength, limit)
 	if err != nil {
 		return nil, c.transportErr(ctx, method, path, err)
 	}
 	if int64(len(b)) > limit {
+		bounded.Release(len(b))
 		return nil, fmt.Errorf("%s %s: ROMarr's answer is larger than %d KiB, more than Cabinet reads: check cabinet.romarr.url is ROMarr", method, path, limit>>10)
+	}
+	shape := listJSON
+	if limit <= maxSmallBody {
+		shape = smallJSON
+	}
+	// An answer that is not JSON is left to the decoders, which refuse it before building anything.
+	var le *bounded.JSONLimitError
+	if err := bounded.CheckJSON(b, shape); errors.As(err, &le) && json.Valid(b) {
+		bounded.Release(len(b))
+		return nil, &limitError{fmt.Sprintf("%s %s: ROMarr's answer has %s (at %s), more than Cabinet reads: check cabinet.romarr.url is ROMarr",
+			method, path, le.What(), c.text(le.Path, maxPath)), err}
 	}
 	return b, nil
 }
+
+// limitError is an answer over its shape bounds; it wraps bounded's refusal, so errors.Is
+// finds bounded.ErrTooLarge.
+type limitError struct {
+	msg string
+	err error
+}
+
+func (e *limitError) Error() string { return e.msg }
+func (e *limitError) Unwrap() error { return e.err }
 
 // transportErr explains a failed exchange without the URL Go's errors quote.
 func (c *Client) transportErr(ctx context.Context, method, path string, err error) error {

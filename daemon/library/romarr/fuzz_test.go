@@ -22,6 +22,11 @@ var hostile = []string{
 	`{"ok": false, "error": ["not", "a", "string"], "release": "\ufeff\u00ad"}`,
 	`{"version": "0.8.0\u202e", "clients": [{"name": "qBit ` + testKey + `", "detail": "\x7f"}], "libraries": [{"type": "romm", "ok": true}]}`,
 	"\xff\xfe{", `{"items": [{"game": "\ud800"}]}`,
+	// Over the shape bounds the client checks first (call.go): a list of a thousand and one
+	// empty objects in a status, an error nested too deep, lists of empty objects everywhere.
+	`{"version": "0.8.0", "clients": [` + strings.Repeat(`{},`, 1000) + `{}], "libraries": [null, 0, [], {}]}`,
+	`{"ok": false, "error": ` + strings.Repeat(`[`, 40) + strings.Repeat(`]`, 40) + `}`,
+	`{"items": [{"game": "x", "genres": [` + strings.Repeat(`{},`, 100) + `{}], "regions": [[], null]}], "facets": [` + strings.Repeat(`{},`, 1000) + `{}]}`,
 }
 
 func addSeeds(f *testing.F, files ...string) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/batocera-cabinet/cabinet/daemon/bounded"
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
 )
 
@@ -20,8 +21,23 @@ func seedFiles(f *testing.F) {
 		}
 	}
 	for _, s := range []string{"", "null", "[]", "{}", `{"items":null}`, `{"items":[{"id":-1}]}`, `[{"id":1e99}]`,
-		`{"items":[{"id":1,"name":"\u202eX\u0000","files":[{"id":1,"archive_members":[{"name":"a","size":1}]}]}]}`} {
+		`{"items":[{"id":1,"name":"\u202eX\u0000","files":[{"id":1,"archive_members":[{"name":"a","size":1}]}]}]}`,
+		// Issue 24's shapes, at the decoders' own bounds (the client refuses them before decoding).
+		`{"id":5,"files":[` + strings.Repeat(`{},`, maxFiles) + `{}]}`,
+		`{"id":5,"files":[{"id":1,"archive_members":[` + strings.Repeat(`{},`, maxMembers) + `{}]}]}`,
+		`{"items":[{"id":1,"files":[null,0,[],{}]}],"rom_id_index":[` + strings.Repeat(`1,`, 1000) + `1],"total":1}`,
+		`[{"id":1,"rom_ids":[` + strings.Repeat(`1,`, 1000) + `1],"FILES":[{}]}]`,
+		`{"id":5,"summary":` + strings.Repeat(`[`, 40) + strings.Repeat(`]`, 40) + `}`} {
 		f.Add([]byte(s))
+	}
+}
+
+// checkListBounds: what passes typedJSON never reaches the decoders' own list bounds, which they
+// can only check after decoding every item.
+func checkListBounds(t *testing.T, body []byte, err error) {
+	t.Helper()
+	if err != nil && strings.Contains(err.Error(), "more than") && bounded.CheckJSON(body, typedJSON) == nil {
+		t.Fatalf("%v, for an answer that passes typedJSON", err)
 	}
 }
 
@@ -109,6 +125,7 @@ func FuzzDecodeRoms(f *testing.F) {
 		p, err := decodePage(body, 0, MaxLimit)
 		if err != nil {
 			checkDecodeError(t, err)
+			checkListBounds(t, body, err)
 			return
 		}
 		if len(p.Items) > MaxLimit || p.Total < -1 || p.Offset < 0 || p.Limit < 1 || p.Limit > MaxLimit {
@@ -126,6 +143,7 @@ func FuzzDecodeROM(f *testing.F) {
 		r, err := decodeROM(body)
 		if err != nil {
 			checkDecodeError(t, err)
+			checkListBounds(t, body, err)
 			return
 		}
 		checkROM(t, r)

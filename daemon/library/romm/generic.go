@@ -99,7 +99,7 @@ func genericRequest(path string, query url.Values) (request, error) {
 	if len(q.Encode()) > maxQueryLen {
 		return request{}, newError(ErrInvalid, nil, "query is longer than %d bytes: ask for less", maxQueryLen)
 	}
-	r := request{path: unescaped, query: q, max: maxJSON}
+	r := request{path: unescaped, query: q, max: maxJSON, shape: &genericJSON}
 	if unescaped != path {
 		r.rawPath = path
 	}
@@ -109,7 +109,7 @@ func genericRequest(path string, query url.Values) (request, error) {
 // OpenAPI fetches RomM's own OpenAPI document (/openapi.json at the root, open). It is checked to
 // be a JSON object and is at most 8 MiB.
 func (c *Client) OpenAPI(ctx context.Context) ([]byte, error) {
-	r := request{path: "/openapi.json", noAuth: true, max: maxOpenAPI,
+	r := request{path: "/openapi.json", noAuth: true, max: maxOpenAPI, shape: &openAPIJSON,
 		notFound: "RomM serves no /openapi.json at " + c.base.Redacted() + ": is cabinet.romm.url the RomM address?"}
 	body, err := c.fetch(ctx, r)
 	if err != nil {

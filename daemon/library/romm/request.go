@@ -8,12 +8,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"reflect"
 	"strings"
 
+	"github.com/batocera-cabinet/cabinet/daemon/bounded"
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
 )
 
@@ -28,6 +28,8 @@ type request struct {
 	version Version // for the 401/403 mapping on authenticated requests
 	// notFound is the message for a 404 (without it, a generic one).
 	notFound string
+	// shape bounds the JSON of a 2xx answer; nil means typedJSON (jsonlimits.go).
+	shape *bounded.JSONLimits
 }
 
 func (r request) route() string { return "GET " + untrusted.Clean(r.path, 200) }
@@ -48,7 +50,8 @@ func (c *Client) fetch(ctx context.Context, r request) ([]byte, error) {
 }
 
 // do sends r. It returns the status and body of any answer that is not an auth refusal; a 2xx
-// body is known to be JSON (not HTML) and within r.max.
+// body is known to be JSON (not HTML), within r.max and, when it is valid JSON, within r's shape
+// limits.
 func (c *Client) do(ctx context.Context, r request) (int, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
@@ -87,7 +90,7 @@ func (c *Client) do(ctx context.Context, r request) (int, []byte, error) {
 		return 0, nil, newError(ErrNotRomM, nil, "%s answered with a file (%s), not JSON: this route is not one the cabinet can read",
 			r.route(), cleanLine(resp.Header.Get("Content-Type"), 60))
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	body, err := bounded.ReadBody(resp.Body, resp.ContentLength, limit)
 	if err != nil {
 		if ctx.Err() != nil {
 			return 0, nil, c.transportError(ctx, r.route(), nil, err)
@@ -98,6 +101,7 @@ func (c *Client) do(ctx context.Context, r request) (int, []byte, error) {
 	}
 	if int64(len(body)) > limit {
 		if ok {
+			bounded.Release(len(body))
 			return 0, nil, c.tooLarge(r)
 		}
 		body = body[:limit] // only the detail is wanted from an error answer
@@ -119,6 +123,12 @@ func (c *Client) do(ctx context.Context, r request) (int, []byte, error) {
 		return 0, nil, newError(ErrNotRomM, nil,
 			"%s answered %d with a web page, not RomM's API: is cabinet.romm.url the RomM address (%s), and is RomM running behind its proxy?",
 			r.route(), resp.StatusCode, c.base.Redacted())
+	}
+	if ok {
+		if err := c.checkShape(r.route(), r, body, true); err != nil {
+			bounded.Release(len(body))
+			return 0, nil, err
+		}
 	}
 	if !r.noAuth && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
 		return 0, nil, c.authError(r, resp.StatusCode)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/batocera-cabinet/cabinet/daemon/bounded"
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
 )
 
@@ -34,8 +35,8 @@ type writeRequest struct {
 func (w *writeRequest) route() string { return w.method + " " + untrusted.Clean(w.path, 200) }
 
 // send sends w. Like do, it returns the status and body of any answer that is not an auth refusal
-// (auth refusals only on authenticated routes); a 2xx body is not HTML, not a file and within
-// w.max.
+// (auth refusals only on authenticated routes); a 2xx body is not HTML, not a file, within w.max
+// and, as JSON, within w's shape limits.
 func (c *Client) send(ctx context.Context, w writeRequest) (int, []byte, error) {
 	var payload []byte
 	if w.body != nil {
@@ -90,7 +91,7 @@ func (c *Client) send(ctx context.Context, w writeRequest) (int, []byte, error) 
 		return 0, nil, newError(ErrNotRomM, nil, "%s answered with a file (%s), not JSON: is cabinet.romm.url the RomM address?",
 			w.route(), cleanLine(resp.Header.Get("Content-Type"), 60))
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	body, err := bounded.ReadBody(resp.Body, resp.ContentLength, limit)
 	if err != nil {
 		if ctx.Err() != nil {
 			return 0, nil, c.transportError(ctx, w.route(), w.secrets, err)
@@ -100,6 +101,7 @@ func (c *Client) send(ctx context.Context, w writeRequest) (int, []byte, error) 
 	}
 	if int64(len(body)) > limit {
 		if ok {
+			bounded.Release(len(body))
 			return 0, nil, tooLarge(w.route(), w.request)
 		}
 		body = body[:limit]
@@ -123,6 +125,13 @@ func (c *Client) send(ctx context.Context, w writeRequest) (int, []byte, error) 
 	}
 	if ok && len(bytes.TrimSpace(body)) > 0 && !json.Valid(body) {
 		return 0, nil, newError(ErrNotRomM, nil, "%s answered %d with something that is not JSON: is cabinet.romm.url the RomM address?", w.route(), resp.StatusCode)
+	}
+	if ok {
+		// The sign-in answers (noAuth) carry secrets the client does not know yet: no path.
+		if err := c.checkShape(w.route(), w.request, body, !w.noAuth); err != nil {
+			bounded.Release(len(body))
+			return 0, nil, err
+		}
 	}
 	if !w.noAuth && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
 		if resp.StatusCode == http.StatusForbidden && w.version.AtLeast(5, 2) {
