@@ -25,13 +25,16 @@ import (
 var builtCabinet cabinettest.Lazy
 
 func TestMain(m *testing.M) {
+	if os.Getenv(reaperEnv) == "1" {
+		os.Exit(reap(os.Args[1:]))
+	}
 	code := m.Run()
 	builtCabinet.Close()
 	os.Exit(code)
 }
 
 // cabinetBinary is the binary's path.
-func cabinetBinary(t *testing.T) string { return builtCabinet.Path(t) }
+func cabinetBinary(t testing.TB) string { return builtCabinet.Path(t) }
 
 // simCabinet starts the simulator in-process and writes a cabinet.conf that
 // points every command at it.
@@ -84,7 +87,7 @@ func configEnv(conf string) []string {
 
 // runBinary runs the binary to completion under a deadline and returns its
 // exit code and output.
-func runBinary(t *testing.T, env []string, args ...string) (code int, stdout, stderr string) {
+func runBinary(t testing.TB, env []string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -127,7 +130,7 @@ func waitMenu(t *testing.T, cab *simulator.Cabinet) {
 
 // stopProcess sends sig and waits for the process to end, killing it if it
 // has not within the deadline; it returns Wait's error.
-func stopProcess(t *testing.T, cmd *exec.Cmd, sig syscall.Signal, done <-chan error) error {
+func stopProcess(t testing.TB, cmd *exec.Cmd, sig syscall.Signal, done <-chan error) error {
 	t.Helper()
 	if err := cmd.Process.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		t.Errorf("signal %v: %v", sig, err)

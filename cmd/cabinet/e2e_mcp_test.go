@@ -191,7 +191,14 @@ func TestMCPCheckHTTP(t *testing.T) {
 // startServe runs `cabinet serve` with env until stop (SIGTERM; killed
 // when the test ends without it) and returns its MCP URL, bearer token and
 // log.
-func startServe(t *testing.T, env []string) (url, token string, daemonLog *cabinettest.LogBuffer, stop func()) {
+func startServe(t testing.TB, env []string) (url, token string, daemonLog *cabinettest.LogBuffer, stop func()) {
+	t.Helper()
+	url, token, daemonLog, stop, _ = startServeProcess(t, env)
+	return url, token, daemonLog, stop
+}
+
+// startServeProcess is startServe that also returns the daemon's process id.
+func startServeProcess(t testing.TB, env []string) (url, token string, daemonLog *cabinettest.LogBuffer, stop func(), pid int) {
 	t.Helper()
 	serve := exec.Command(cabinetBinary(t), "serve", "--log-stderr")
 	serve.Env = env
@@ -224,5 +231,5 @@ func startServe(t *testing.T, env []string) (url, token string, daemonLog *cabin
 		if err := stopProcess(t, serve, syscall.SIGTERM, done); err != nil {
 			t.Errorf("cabinet serve after SIGTERM: %v\nlog:\n%s", err, daemonLog)
 		}
-	}
+	}, serve.Process.Pid
 }
