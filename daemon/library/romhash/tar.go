@@ -110,6 +110,10 @@ type tarEntry struct {
 	ordinal int // position among all headers, for a later pass to skip to
 	name    string
 	size    int64
+	// data is where a plain tar's contiguous member starts in the file, -1 otherwise: members
+	// are then read where they are, in any order, instead of a pass over every header before
+	// them for each (a tar of 20,000 members in reverse name order took most of an hour).
+	data int64
 }
 
 // listTar is tarfile's getmembers() over regular files (isfile(): regular, contiguous, GNU sparse).
@@ -151,9 +155,40 @@ func (h *hasher) listTar(f *os.File, c tarCompression) (entries []tarEntry, ok b
 			}
 			// A copy: a PAX path is a substring of its whole header (up to 1 MiB), which
 			// keeping the name would keep.
-			entries = append(entries, tarEntry{ordinal: i, name: strings.Clone(hdr.Name), size: hdr.Size})
+			entries = append(entries, tarEntry{ordinal: i, name: strings.Clone(hdr.Name), size: hdr.Size, data: dataOffset(f, c, hdr)})
 		}
 	}
+}
+
+// dataOffset is where hdr's data starts in a plain tar: Next leaves the file there, having read
+// the header's blocks and nothing more. -1 for a compressed tar and for a sparse member, whose
+// bytes in the file are not its contents.
+func dataOffset(f *os.File, c tarCompression, hdr *tar.Header) int64 {
+	if c != tarPlain || hdr.Typeflag == tar.TypeGNUSparse {
+		return -1
+	}
+	for k := range hdr.PAXRecords {
+		if strings.HasPrefix(k, "GNU.sparse.") {
+			return -1
+		}
+	}
+	off, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return -1
+	}
+	return off
+}
+
+// member reads e's contents: where they are for a plain tar's contiguous member that the file
+// holds whole, else through the cursor.
+func (t *tarCursor) member(e tarEntry, size int64) (io.Reader, error) {
+	if e.data >= 0 && e.size <= size-e.data {
+		return io.NewSectionReader(t.f, e.data, e.size), nil
+	}
+	if err := t.seek(e.ordinal); err != nil {
+		return nil, err
+	}
+	return t.tr, nil
 }
 
 // tarCursor reads members in any order over a stream that only goes forward: a member before the
@@ -178,6 +213,9 @@ func (t *tarCursor) seek(ordinal int) error {
 		t.tr, t.pos = tr, -1
 	}
 	for t.pos < ordinal {
+		if err := t.h.ctx.Err(); err != nil {
+			return err
+		}
 		if _, err := t.tr.Next(); err != nil && !errors.Is(err, tar.ErrInsecurePath) {
 			if ours(err) {
 				return err
@@ -222,9 +260,9 @@ func (h *hasher) tarComposite(f *os.File, size int64) (Sums, error) {
 	members := make([]Member, 0, len(keep))
 	for _, e := range keep {
 		md := newDigest()
-		err := cur.seek(e.ordinal)
+		r, err := cur.member(e, size)
 		if err == nil {
-			err = h.drain(io.MultiWriter(md, comp), cur.tr, c == tarPlain)
+			err = h.drain(io.MultiWriter(md, comp), r, c == tarPlain)
 		}
 		if isReadError(err) {
 			return h.rawSums(f)

@@ -1,8 +1,11 @@
 package romhash
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -91,4 +94,46 @@ func TestTarNamesHoldNoHeaders(t *testing.T) {
 	if held := int64(after.HeapAlloc) - int64(before.HeapAlloc); held > 1<<20 {
 		t.Errorf("the listing of %d short names holds %d KiB", n, held>>10)
 	}
+}
+
+// TestTarReverseOrder: the members of a plain tar are read where they are, in name order, whatever
+// order the tar has them in: 5,000 members in reverse order hash as RomM does (the composite of
+// the sorted members) without a pass over the headers for each. A member the file does not hold
+// whole is still read through the tar reader, and its damage sends the hash to the raw bytes as
+// before.
+func TestTarReverseOrder(t *testing.T) {
+	const n = 5000
+	var ents []tent
+	var sorted []Member
+	var all [][]byte
+	for i := n - 1; i >= 0; i-- {
+		ents = append(ents, tent{name: fmt.Sprintf("m%05d.bin", i), data: []byte(fmt.Sprintf("member %d", i))})
+	}
+	for i := 0; i < n; i++ {
+		d := []byte(fmt.Sprintf("member %d", i))
+		sorted = append(sorted, wantMember(fmt.Sprintf("m%05d.bin", i), d))
+		all = append(all, d)
+	}
+	raw := makeTar(t, ents...)
+	got, err := File(writeFile(t, t.TempDir(), "g.tar", raw), Limits{MaxMembers: 20000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Members, sorted) {
+		t.Fatalf("%d members, want the %d sorted ones", len(got.Members), n)
+	}
+	checkSums(t, got, cat(all...))
+
+	// Cut inside the last member's data: tarfile reads the listing (the header is whole) and
+	// fails on the member: the raw bytes, as RomM hashes them.
+	two := makeTar(t, tent{name: "b.bin", data: bytes.Repeat([]byte("b"), 2048)}, tent{name: "a.bin", data: bytes.Repeat([]byte("a"), 2048)})
+	cut := two[:512+2048+512+1000]
+	got, err = File(writeFile(t, t.TempDir(), "cut.tar", cut), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Members) != 0 {
+		t.Errorf("a tar cut inside a member hashed by members: %+v", got.Members)
+	}
+	checkSums(t, got, cut)
 }

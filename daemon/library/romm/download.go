@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/batocera-cabinet/cabinet/daemon/bounded"
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
 )
 
@@ -685,7 +686,7 @@ func (c *Client) Cover(ctx context.Context, r ROM) (data []byte, contentType str
 	if ct != "" && !coverType(ct) {
 		return nil, "", newError(ErrBadData, nil, "RomM's cover for %s is %s, and the cabinet takes only PNG, JPEG or GIF covers", name, c.quote(ct, 60))
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxCover+1))
+	body, err := bounded.ReadBody(resp.Body, resp.ContentLength, maxCover)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, "", c.transportError(ctx, route, nil, err)
