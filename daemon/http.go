@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log"
 	"net"
 	"net/http"
@@ -14,10 +13,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/batocera-cabinet/cabinet/daemon/cfaccess"
 	"github.com/batocera-cabinet/cabinet/daemon/httpauth"
 	"github.com/batocera-cabinet/cabinet/daemon/tlsconf"
 	"github.com/batocera-cabinet/cabinet/daemon/tools"
+	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
 )
 
 // httpState is MCP over HTTP as doctor and the demo see it.
@@ -118,7 +120,7 @@ func (d *Daemon) serveHTTP(ctx context.Context, ln net.Listener) error {
 		h.ServeHTTP(w, r)
 	})
 	srv := &http.Server{Handler: guard.Wrap(mcp), ReadHeaderTimeout: httpHeaderTimeout, IdleTimeout: 2 * time.Minute,
-		ErrorLog: log.New(io.Discard, "", 0)}
+		ErrorLog: log.New(serverErrors{d.log}, "", 0)}
 	shut := make(chan struct{})
 	go func() {
 		defer close(shut)
@@ -282,4 +284,19 @@ func (d *Daemon) HTTPAddr() string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.http.addr
+}
+
+// serverErrors is net/http's error log: a handler's panic (the connection is cut, the client sees
+// the answer end) at error level, with its stack; the rest (a scanner's bad TLS handshake, a
+// client gone mid-answer) at debug, where it does not flood the log of a cabinet on a busy LAN.
+type serverErrors struct{ log zerolog.Logger }
+
+func (w serverErrors) Write(p []byte) (int, error) {
+	line := strings.TrimSpace(string(p))
+	if strings.Contains(line, "panic") {
+		w.log.Error().Str("detail", untrusted.Clean(line, 4000)).Msg("MCP over HTTP: a request panicked")
+	} else {
+		w.log.Debug().Str("detail", untrusted.Clean(line, 300)).Msg("MCP over HTTP: server error")
+	}
+	return len(p), nil
 }

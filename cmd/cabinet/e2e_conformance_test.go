@@ -29,7 +29,7 @@ func TestConformance(t *testing.T) {
 	bin := conformance.Require(t)
 	_, conf := simCabinet(t, simulator.Options{})
 	env := configEnv(conf)
-	mcpURL, token, _, stop := startServe(t, env)
+	mcpURL, token, daemonLog, stop := startServe(t, env)
 	defer stop()
 	target, err := url.Parse(mcpURL)
 	if err != nil {
@@ -73,7 +73,7 @@ func TestConformance(t *testing.T) {
 				}
 			}
 			if t.Failed() {
-				t.Logf("suite output:\n%s", out)
+				t.Logf("suite output:\n%s\nthe daemon's log, last lines:\n%s", out, lastLines(daemonLog.String(), 30))
 			}
 		})
 	}
