@@ -94,16 +94,22 @@ func TestSystemEntities(t *testing.T) {
 	}
 	r.clock.Advance(padsPoll)
 	r.retained(s.AttributesTopic(haentities.Controllers), is(`{"names":["Pro Controller"]}`))
-	var events []string
-	for _, m := range r.broker.Messages() {
-		if m.Topic == s.StateTopic(haentities.Controller) {
-			if m.Retain {
-				t.Errorf("controller event retained: %s", m.Payload)
-			}
-			events = append(events, string(m.Payload))
-		}
-	}
+	// The disconnection's event follows the attributes above: wait for it, not for them.
 	want := []string{`{"event_type":"connected","name":"Pro Controller"}`, `{"event_type":"disconnected","name":"Wireless Controller"}`}
+	var events []string
+	waitOn(t, "the controller events", r.broker.Changed, func() bool {
+		events = events[:0]
+		for _, m := range r.broker.Messages() {
+			if m.Topic == s.StateTopic(haentities.Controller) {
+				if m.Retain {
+					events = append(events, "retained: "+string(m.Payload))
+				} else {
+					events = append(events, string(m.Payload))
+				}
+			}
+		}
+		return len(events) >= len(want)
+	})
 	if strings.Join(events, "\n") != strings.Join(want, "\n") {
 		t.Errorf("controller events:\n%s\nwant\n%s", strings.Join(events, "\n"), strings.Join(want, "\n"))
 	}
