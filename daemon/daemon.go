@@ -24,12 +24,12 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/daemon/power"
 	"github.com/batocera-cabinet/cabinet/haentities"
-	"github.com/batocera-cabinet/cabinet/haentities/outbox"
 	"github.com/batocera-cabinet/cabinet/hook/bootclock"
 	"github.com/batocera-cabinet/cabinet/hook/inbox"
 	"github.com/batocera-cabinet/cabinet/hook/intake"
 	"github.com/batocera-cabinet/cabinet/hook/journal"
 	"github.com/batocera-cabinet/cabinet/hook/socket"
+	"github.com/batocera-cabinet/cabinet/hook/store"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
 )
 
@@ -154,15 +154,15 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	defer unlock()
 
-	store, err := outbox.Open(cfg.Layout.Store(), outbox.Options{LockTimeout: 5 * time.Second})
+	st, err := store.Open(cfg.Layout.Store(), store.Options{LockTimeout: 5 * time.Second})
 	if err != nil {
 		return fmt.Errorf("open the store: %w", err)
 	}
-	defer store.Close()
-	if store.Quarantined != "" {
-		d.log.Error().Str("moved_to", store.Quarantined).Msg("the store was damaged; it was moved aside and a new one started")
+	defer st.Close()
+	if st.Quarantined != "" {
+		d.log.Error().Str("moved_to", st.Quarantined).Msg("the store was damaged; it was moved aside and a new one started")
 	}
-	owner := &journal.Owner{Store: store, Spool: journal.Spool{Dir: cfg.Layout.Spool()}, Log: d.log, Now: opts.Now}
+	owner := &journal.Owner{Store: st, Spool: journal.Spool{Dir: cfg.Layout.Spool()}, Log: d.log, Now: opts.Now}
 	lg, err := intake.Open(cfg.Layout.Intake())
 	if err != nil {
 		d.log.Warn().Err(err).Msg("intake log unavailable; hooks wait for the store's commit")

@@ -9,8 +9,8 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/daemon/clock"
 	"github.com/batocera-cabinet/cabinet/haentities"
-	"github.com/batocera-cabinet/cabinet/haentities/outbox"
 	"github.com/batocera-cabinet/cabinet/hook/journal"
+	"github.com/batocera-cabinet/cabinet/hook/store"
 )
 
 // publisher is the MQTT side the engine drains into (the daemon's Link).
@@ -59,7 +59,7 @@ func newEngine(owner *journal.Owner, rules journal.Rules, clk clock.Clock, log z
 		wake: make(chan struct{}, 1), logged: make(chan struct{}, 1), ended: make(chan struct{}, 1), applied: make(chan struct{}), draining: make(chan struct{}, 1)}
 }
 
-func (e *engine) store() *outbox.Store { return e.owner.Store }
+func (e *engine) store() *store.Store { return e.owner.Store }
 
 // setRules swaps settings and tracker rules after a configuration change.
 func (e *engine) setRules(r journal.Rules) {
@@ -213,8 +213,8 @@ func (e *engine) announce(ctx context.Context) {
 	if pub == nil {
 		return
 	}
-	store := e.store()
-	retained, err := store.Retained()
+	st := e.store()
+	retained, err := st.Retained()
 	if err != nil {
 		e.log.Error().Err(err).Msg("read retained states")
 		return
@@ -222,7 +222,7 @@ func (e *engine) announce(ctx context.Context) {
 	// What is still undelivered goes out with the drain below, in order:
 	// announce only the rest, so nothing is sent twice.
 	pending := map[string]bool{}
-	if items, err := store.Pending(e.clock.Now()); err == nil {
+	if items, err := st.Pending(e.clock.Now()); err == nil {
 		for _, it := range items {
 			pending[it.Topic] = true
 		}

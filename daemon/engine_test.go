@@ -11,8 +11,8 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/daemon/clock"
 	"github.com/batocera-cabinet/cabinet/haentities"
-	"github.com/batocera-cabinet/cabinet/haentities/outbox"
 	"github.com/batocera-cabinet/cabinet/hook/journal"
+	"github.com/batocera-cabinet/cabinet/hook/store"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
 )
 
@@ -20,11 +20,11 @@ import (
 // collects its log lines.
 func engineOn(t *testing.T) (*engine, *clock.Fake, *logBuffer) {
 	t.Helper()
-	store, err := outbox.Open(filepath.Join(t.TempDir(), "cabinet.db"), outbox.Options{})
+	st, err := store.Open(filepath.Join(t.TempDir(), "cabinet.db"), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { store.Close() })
+	t.Cleanup(func() { st.Close() })
 	clk := clock.NewFake(rigEpoch)
 	logs := newLogBuffer()
 	log := zerolog.New(logs)
@@ -32,7 +32,7 @@ func engineOn(t *testing.T) (*engine, *clock.Fake, *logBuffer) {
 		now := clk.Now()
 		return tracker.Stamp{At: now, Boot: time.Hour + now.Sub(rigEpoch), BootID: "engine-boot"}
 	}
-	owner := &journal.Owner{Store: store, Spool: journal.Spool{Dir: filepath.Join(t.TempDir(), "spool")}, Log: log, Now: stamp}
+	owner := &journal.Owner{Store: st, Spool: journal.Spool{Dir: filepath.Join(t.TempDir(), "spool")}, Log: log, Now: stamp}
 	tc := tracker.DefaultConfig()
 	tc.MinSession = time.Second
 	rules := journal.Rules{Settings: haentities.Settings{ID: "engine", Daemon: true}, Tracker: tc}
@@ -77,7 +77,7 @@ func TestEngineFlushLogsTheEndedSession(t *testing.T) {
 	default:
 		t.Fatal("the flush did not apply")
 	}
-	sessions, err := e.store().Sessions(outbox.Query{})
+	sessions, err := e.store().Sessions(store.Query{})
 	if err != nil || len(sessions) != 1 || sessions[0].Duration != 90*time.Second {
 		t.Fatalf("sessions = %+v, %v; want the 90 s session", sessions, err)
 	}

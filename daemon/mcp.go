@@ -14,7 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/batocera-cabinet/cabinet/daemon/tools"
-	"github.com/batocera-cabinet/cabinet/haentities/outbox"
+	"github.com/batocera-cabinet/cabinet/hook/store"
 )
 
 // mcpSet is the daemon's MCP servers: the normal one and a dry-run one (for
@@ -98,10 +98,10 @@ func (d *Daemon) DaemonHealth(ctx context.Context) (tools.DaemonHealth, error) {
 }
 
 // history serves batocera_play_history from the store's session log.
-type history struct{ store *outbox.Store }
+type history struct{ store *store.Store }
 
 func (h history) Sessions(ctx context.Context, q tools.HistoryQuery) ([]tools.Session, error) {
-	got, err := h.store.Sessions(outbox.Query{Since: q.Since, Until: q.Until, System: q.System, Limit: q.Limit})
+	got, err := h.store.Sessions(store.Query{Since: q.Since, Until: q.Until, System: q.System, Limit: q.Limit})
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +118,7 @@ type StoreHistory struct{ Path string }
 
 // Sessions implements tools.History.
 func (h StoreHistory) Sessions(ctx context.Context, q tools.HistoryQuery) (out []tools.Session, err error) {
-	err = withStore(h.Path, time.Second, "read play history", func(st *outbox.Store) error {
+	err = withStore(h.Path, time.Second, "read play history", func(st *store.Store) error {
 		out, err = history{st}.Sessions(ctx, q)
 		return err
 	})
@@ -128,41 +128,41 @@ func (h StoreHistory) Sessions(ctx context.Context, q tools.HistoryQuery) (out [
 // withStore opens the store at path for one call of a command running
 // without the daemon, waiting at most wait for a hook that holds it, and
 // closes it again at once (a hook may need it next).
-func withStore(path string, wait time.Duration, what string, fn func(*outbox.Store) error) error {
-	store, err := outbox.Open(path, outbox.Options{LockTimeout: wait})
+func withStore(path string, wait time.Duration, what string, fn func(*store.Store) error) error {
+	st, err := store.Open(path, store.Options{LockTimeout: wait})
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	defer store.Close()
-	return fn(store)
+	defer st.Close()
+	return fn(st)
 }
 
 // StoreInstalls keeps the install records without the daemon: it opens the
 // store for each call (briefly: a hook may need it next).
 type StoreInstalls struct{ Path string }
 
-func (s StoreInstalls) with(fn func(*outbox.Store) error) error {
+func (s StoreInstalls) with(fn func(*store.Store) error) error {
 	return withStore(s.Path, 5*time.Second, "open the store for the install records", fn)
 }
 
 // PutInstall implements install.Records.
-func (s StoreInstalls) PutInstall(in outbox.Install) error {
-	return s.with(func(st *outbox.Store) error { return st.PutInstall(in) })
+func (s StoreInstalls) PutInstall(in store.Install) error {
+	return s.with(func(st *store.Store) error { return st.PutInstall(in) })
 }
 
 // InstallAt implements install.Records.
-func (s StoreInstalls) InstallAt(path string) (in outbox.Install, err error) {
-	err = s.with(func(st *outbox.Store) error { in, err = st.InstallAt(path); return err })
+func (s StoreInstalls) InstallAt(path string) (in store.Install, err error) {
+	err = s.with(func(st *store.Store) error { in, err = st.InstallAt(path); return err })
 	return in, err
 }
 
 // Installs implements install.Records.
-func (s StoreInstalls) Installs() (all []outbox.Install, err error) {
-	err = s.with(func(st *outbox.Store) error { all, err = st.Installs(); return err })
+func (s StoreInstalls) Installs() (all []store.Install, err error) {
+	err = s.with(func(st *store.Store) error { all, err = st.Installs(); return err })
 	return all, err
 }
 
 // DeleteInstall implements install.Records.
 func (s StoreInstalls) DeleteInstall(path string) error {
-	return s.with(func(st *outbox.Store) error { return st.DeleteInstall(path) })
+	return s.with(func(st *store.Store) error { return st.DeleteInstall(path) })
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/haentities"
-	"github.com/batocera-cabinet/cabinet/haentities/outbox"
+	"github.com/batocera-cabinet/cabinet/hook/store"
 )
 
 // cacheName keeps ES's name and metadata of the running game, for the
@@ -19,7 +19,7 @@ func (d *Daemon) cacheName(g es.Game) {
 		return
 	}
 	var changed bool
-	d.eng.store().Update(func(tx *outbox.Tx) error {
+	d.eng.store().Update(func(tx *store.Tx) error {
 		old, ok := tx.Name(g.Path)
 		n := cachedName(g, old.SystemName)
 		if ok && old == n {
@@ -34,13 +34,13 @@ func (d *Daemon) cacheName(g es.Game) {
 }
 
 // cachedName is what the store keeps of a game ES listed.
-func cachedName(g es.Game, systemName string) outbox.Name {
+func cachedName(g es.Game, systemName string) store.Name {
 	det := haentities.GameDetails{Genre: g.Genre, Players: g.Players, Developer: g.Developer,
 		Publisher: g.Publisher, Region: g.Region}
 	if !g.ReleaseDate.IsZero() {
 		det.Year = g.ReleaseDate.Year()
 	}
-	return outbox.Name{Name: g.Name, System: g.System, SystemName: systemName, Details: det}
+	return store.Name{Name: g.Name, System: g.System, SystemName: systemName, Details: det}
 }
 
 // republishFor publishes the states again when path is the running game
@@ -88,7 +88,7 @@ func (d *Daemon) refreshNames(ctx context.Context) error {
 	}
 	type entry struct {
 		path string
-		name outbox.Name
+		name store.Name
 	}
 	var games []entry
 	real := es.GameSystems(systems)
@@ -104,7 +104,7 @@ func (d *Daemon) refreshNames(ctx context.Context) error {
 		}
 	}
 	var changed []string
-	err = d.eng.store().Update(func(tx *outbox.Tx) error {
+	err = d.eng.store().Update(func(tx *store.Tx) error {
 		changed = changed[:0]
 		for _, s := range real {
 			if full, ok := tx.SystemName(s.Name); !ok || full != s.FullName {

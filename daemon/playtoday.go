@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/haentities"
-	"github.com/batocera-cabinet/cabinet/haentities/outbox"
 	"github.com/batocera-cabinet/cabinet/hook/bootclock"
 	"github.com/batocera-cabinet/cabinet/hook/playday"
+	"github.com/batocera-cabinet/cabinet/hook/store"
 )
 
 // playTodayEvery is how often the figure moves on while a game runs (HA
@@ -45,7 +45,7 @@ func (d *Daemon) runPlayToday(ctx context.Context) error {
 			}
 			st = playday.Observe(s, m, time.Local)
 			if !bytes.Equal(playday.Encode(st), kept) {
-				err = d.eng.store().Update(func(tx *outbox.Tx) error {
+				err = d.eng.store().Update(func(tx *store.Tx) error {
 					s, _ := playday.Decode(tx.PlayDay())
 					st = playday.Observe(s, m, time.Local)
 					return tx.SetPlayDay(playday.Encode(st))

@@ -12,8 +12,8 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/library/romm"
 	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
 	"github.com/batocera-cabinet/cabinet/daemon/tools"
-	"github.com/batocera-cabinet/cabinet/haentities/outbox"
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
+	"github.com/batocera-cabinet/cabinet/hook/store"
 )
 
 // requestsInterval is how often the daemon looks for library requests due a check (each has
@@ -85,12 +85,12 @@ func (d *Daemon) followRequestsOn(ctx context.Context, wake <-chan struct{}) err
 // wakingRequests is the store as the daemon's tools write requests to it: a new or changed
 // request wakes the follower (a full wake channel already has a pass coming).
 type wakingRequests struct {
-	*outbox.Store
+	*store.Store
 	wake chan<- struct{}
 }
 
 // PutRequest implements tools.RequestStore.
-func (w wakingRequests) PutRequest(r outbox.Request) error {
+func (w wakingRequests) PutRequest(r store.Request) error {
 	err := w.Store.PutRequest(r)
 	if err == nil {
 		w.nudge()
@@ -99,7 +99,7 @@ func (w wakingRequests) PutRequest(r outbox.Request) error {
 }
 
 // UpdateRequest implements tools.RequestStore.
-func (w wakingRequests) UpdateRequest(id string, fn func(*outbox.Request) error) error {
+func (w wakingRequests) UpdateRequest(id string, fn func(*store.Request) error) error {
 	err := w.Store.UpdateRequest(id, fn)
 	if err == nil {
 		w.nudge()
@@ -170,22 +170,22 @@ func (d *Daemon) PendingRequests() int {
 // requests are followed once the daemon runs.
 type StoreRequests struct{ Path string }
 
-func (s StoreRequests) with(fn func(*outbox.Store) error) error {
+func (s StoreRequests) with(fn func(*store.Store) error) error {
 	return withStore(s.Path, 5*time.Second, "open the store for the library requests", fn)
 }
 
 // PutRequest implements tools.RequestStore.
-func (s StoreRequests) PutRequest(r outbox.Request) error {
-	return s.with(func(st *outbox.Store) error { return st.PutRequest(r) })
+func (s StoreRequests) PutRequest(r store.Request) error {
+	return s.with(func(st *store.Store) error { return st.PutRequest(r) })
 }
 
 // UpdateRequest implements tools.RequestStore.
-func (s StoreRequests) UpdateRequest(id string, fn func(*outbox.Request) error) error {
-	return s.with(func(st *outbox.Store) error { return st.UpdateRequest(id, fn) })
+func (s StoreRequests) UpdateRequest(id string, fn func(*store.Request) error) error {
+	return s.with(func(st *store.Store) error { return st.UpdateRequest(id, fn) })
 }
 
 // Requests implements tools.RequestStore.
-func (s StoreRequests) Requests() (all []outbox.Request, err error) {
-	err = s.with(func(st *outbox.Store) error { all, err = st.Requests(); return err })
+func (s StoreRequests) Requests() (all []store.Request, err error) {
+	err = s.with(func(st *store.Store) error { all, err = st.Requests(); return err })
 	return all, err
 }

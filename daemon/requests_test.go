@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batocera-cabinet/cabinet/haentities/outbox"
+	"github.com/batocera-cabinet/cabinet/hook/store"
 	"github.com/batocera-cabinet/cabinet/simulator"
 	"github.com/batocera-cabinet/cabinet/simulator/fakees"
 )
@@ -44,35 +44,35 @@ func TestDaemonFollowsRequests(t *testing.T) {
 		r.cfg.Tools.RomM.URL, r.cfg.Tools.RomM.Token = r.cab.RomMURL(), r.cab.RomM.Token()
 		r.cfg.Tools.AllowInstall, r.cfg.Tools.InstallLock = true, r.cfg.Layout.InstallLock()
 		r.cfg.Tools.Root = r.cab.Root
-		store, err := outbox.Open(r.cfg.Layout.Store(), outbox.Options{})
+		st, err := store.Open(r.cfg.Layout.Store(), store.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer store.Close()
+		defer st.Close()
 		now := r.clock.Now()
-		installID, oldID = outbox.NewRequestID(now), outbox.NewRequestID(now.Add(-7*24*time.Hour+time.Minute))
-		for _, q := range []outbox.Request{
-			{ID: installID, Game: "Cosmic Crusade", Platform: "snes", System: "snes", Install: true, State: outbox.RequestDownloading,
+		installID, oldID = store.NewRequestID(now), store.NewRequestID(now.Add(-7*24*time.Hour+time.Minute))
+		for _, q := range []store.Request{
+			{ID: installID, Game: "Cosmic Crusade", Platform: "snes", System: "snes", Install: true, State: store.RequestDownloading,
 				CreatedAt: now, UpdatedAt: now, NextCheck: now},
-			{ID: oldID, Game: "Chrono Trigger", Platform: "snes", System: "snes", State: outbox.RequestSearching,
+			{ID: oldID, Game: "Chrono Trigger", Platform: "snes", System: "snes", State: store.RequestSearching,
 				CreatedAt: now.Add(-7*24*time.Hour + time.Minute), UpdatedAt: now, NextCheck: now},
 		} {
-			if err := store.PutRequest(q); err != nil {
+			if err := st.PutRequest(q); err != nil {
 				t.Fatal(err)
 			}
 		}
 	})
-	r.logged("library request moved", map[string]string{"request": installID, "to": outbox.RequestInstalled})
+	r.logged("library request moved", map[string]string{"request": installID, "to": store.RequestInstalled})
 	var path string
 	for _, q := range mustRequests(t, r) {
 		switch q.ID {
 		case installID:
-			if q.State != outbox.RequestInstalled || q.ROMID == 0 || !strings.Contains(q.Detail, "/userdata/roms/snes/") {
+			if q.State != store.RequestInstalled || q.ROMID == 0 || !strings.Contains(q.Detail, "/userdata/roms/snes/") {
 				t.Fatalf("installed request %+v", q)
 			}
 			path = q.Detail[strings.Index(q.Detail, "/userdata/"):strings.Index(q.Detail, " in snes")]
 		case oldID:
-			if q.State != outbox.RequestSearching || !strings.Contains(q.Detail, "2 search(es) so far") {
+			if q.State != store.RequestSearching || !strings.Contains(q.Detail, "2 search(es) so far") {
 				t.Fatalf("searching request %+v", q)
 			}
 		}
@@ -92,7 +92,7 @@ func TestDaemonFollowsRequests(t *testing.T) {
 	}
 
 	r.clock.Advance(requestsInterval)
-	r.logged("library request moved", map[string]string{"request": oldID, "to": outbox.RequestExpired})
+	r.logged("library request moved", map[string]string{"request": oldID, "to": store.RequestExpired})
 	if n := r.d.PendingRequests(); n != 0 {
 		t.Fatalf("PendingRequests() = %d after the expiry, want 0", n)
 	}
@@ -103,7 +103,7 @@ func TestDaemonFollowsRequests(t *testing.T) {
 	}
 }
 
-func mustRequests(t *testing.T, r *rig) []outbox.Request {
+func mustRequests(t *testing.T, r *rig) []store.Request {
 	t.Helper()
 	all, err := r.d.Store().Requests()
 	if err != nil {
@@ -115,12 +115,12 @@ func mustRequests(t *testing.T, r *rig) []outbox.Request {
 func TestStoreRequests(t *testing.T) {
 	s := StoreRequests{Path: filepath.Join(t.TempDir(), "cabinet.db")}
 	now := time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
-	q := outbox.Request{ID: outbox.NewRequestID(now), Game: "Chrono Trigger", Platform: "snes", State: outbox.RequestPending,
+	q := store.Request{ID: store.NewRequestID(now), Game: "Chrono Trigger", Platform: "snes", State: store.RequestPending,
 		CreatedAt: now, UpdatedAt: now, NextCheck: now}
 	if err := s.PutRequest(q); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.UpdateRequest(q.ID, func(r *outbox.Request) error { r.Install = true; return nil }); err != nil {
+	if err := s.UpdateRequest(q.ID, func(r *store.Request) error { r.Install = true; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	all, err := s.Requests()
@@ -130,7 +130,7 @@ func TestStoreRequests(t *testing.T) {
 }
 
 func TestWakingRequests(t *testing.T) {
-	st, err := outbox.Open(filepath.Join(t.TempDir(), "cabinet.db"), outbox.Options{})
+	st, err := store.Open(filepath.Join(t.TempDir(), "cabinet.db"), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestWakingRequests(t *testing.T) {
 	wake := make(chan struct{}, 1)
 	w := wakingRequests{Store: st, wake: wake}
 	now := time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
-	q := outbox.Request{ID: outbox.NewRequestID(now), Game: "Chrono Trigger", Platform: "snes", State: outbox.RequestPending,
+	q := store.Request{ID: store.NewRequestID(now), Game: "Chrono Trigger", Platform: "snes", State: store.RequestPending,
 		CreatedAt: now, UpdatedAt: now, NextCheck: now}
 	for i := range 2 { // the second put finds the channel full and does not block
 		if err := w.PutRequest(q); err != nil {
@@ -149,11 +149,11 @@ func TestWakingRequests(t *testing.T) {
 		}
 	}
 	<-wake
-	if err := w.UpdateRequest(q.ID, func(r *outbox.Request) error { r.Install = true; return nil }); err != nil || len(wake) != 1 {
+	if err := w.UpdateRequest(q.ID, func(r *store.Request) error { r.Install = true; return nil }); err != nil || len(wake) != 1 {
 		t.Fatalf("a changed request: %v, %d wakes", err, len(wake))
 	}
 	<-wake
-	if err := w.PutRequest(outbox.Request{}); err == nil || len(wake) != 0 {
+	if err := w.PutRequest(store.Request{}); err == nil || len(wake) != 0 {
 		t.Fatalf("a refused request: %v, %d wakes; want an error and no wake", err, len(wake))
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon/es"
-	"github.com/batocera-cabinet/cabinet/haentities/outbox"
+	"github.com/batocera-cabinet/cabinet/hook/store"
 )
 
 // Status is what `cabinet doctor` and the health tool see of the daemon.
@@ -86,7 +86,7 @@ func (d *Daemon) config() *Config {
 }
 
 // Store is the daemon's store (play history for the MCP tools).
-func (d *Daemon) Store() *outbox.Store { return d.eng.store() }
+func (d *Daemon) Store() *store.Store { return d.eng.store() }
 
 // es is the ES client of the configuration in force.
 func (d *Daemon) es() *es.Client {

@@ -164,7 +164,7 @@ func buttonOn(s Settings, key string) bool {
 }
 
 // Discovery builds the configs of every entity of Catalogue(s), in order. Turning a setting off drops
-// its configs from the set, so the outbox clears them (outbox.Tx.RecordDiscovery).
+// its configs from the set, so the outbox clears them (hook/store Tx.RecordDiscovery).
 func Discovery(s Settings, at time.Time) []Message {
 	cat := Catalogue(s)
 	out := make([]Message, 0, len(cat))

@@ -13,11 +13,11 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/batocera-cabinet/cabinet/haentities"
-	"github.com/batocera-cabinet/cabinet/haentities/outbox"
 	"github.com/batocera-cabinet/cabinet/hook/inbox"
 	"github.com/batocera-cabinet/cabinet/hook/intake"
 	"github.com/batocera-cabinet/cabinet/hook/journal"
 	"github.com/batocera-cabinet/cabinet/hook/paths"
+	"github.com/batocera-cabinet/cabinet/hook/store"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
 )
 
@@ -104,14 +104,14 @@ func (r *Runner) own(kind tracker.Kind) (*journal.Owner, error) {
 	if kind == tracker.KindQuit {
 		timeout *= 5 // the machine may go down next: worth waiting a little more
 	}
-	store, err := outbox.Open(r.Layout.Store(), outbox.Options{LockTimeout: timeout})
+	st, err := store.Open(r.Layout.Store(), store.Options{LockTimeout: timeout})
 	if err != nil {
 		return nil, err
 	}
-	if store.Quarantined != "" {
-		r.Log.Error().Str("moved_to", store.Quarantined).Msg("the store was damaged; it was moved aside and tracking goes on with a new one")
+	if st.Quarantined != "" {
+		r.Log.Error().Str("moved_to", st.Quarantined).Msg("the store was damaged; it was moved aside and tracking goes on with a new one")
 	}
-	o := &journal.Owner{Store: store, Spool: r.spool(), Intake: r.openIntake(), Log: r.Log, Now: r.Now}
+	o := &journal.Owner{Store: st, Spool: r.spool(), Intake: r.openIntake(), Log: r.Log, Now: r.Now}
 	if r.Layout.Run != "" {
 		o.Inbox = &inbox.Dir{Path: r.Layout.Inbox()}
 	}

@@ -13,12 +13,12 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/batocera-cabinet/cabinet/haentities"
-	"github.com/batocera-cabinet/cabinet/haentities/outbox"
 	"github.com/batocera-cabinet/cabinet/hook/bootclock"
 	"github.com/batocera-cabinet/cabinet/hook/inbox"
 	"github.com/batocera-cabinet/cabinet/hook/intake"
 	"github.com/batocera-cabinet/cabinet/hook/journal"
 	"github.com/batocera-cabinet/cabinet/hook/paths"
+	"github.com/batocera-cabinet/cabinet/hook/store"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
 	"github.com/batocera-cabinet/cabinet/simulator/peertest"
 )
@@ -112,7 +112,7 @@ func TestStandaloneHookKeepsEventOnFullDisk(t *testing.T) {
 		Log:       zerolog.Nop(),
 	}
 	// A new store: a few pages, too small for the first commit.
-	s, err := outbox.Open(r.Layout.Store(), outbox.Options{})
+	s, err := store.Open(r.Layout.Store(), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,15 +26,16 @@ func goList(t *testing.T, args ...string) []string {
 
 // daemonMayUse is what the daemon may import of hook/: the shared event
 // path (tracking, argv parsing, the journal, its intake log and the
-// wrappers' inbox, the socket protocol, the file layout, the boot clock).
+// wrappers' inbox, the store, the socket protocol, the file layout, the boot
+// clock).
 // Anything else under hook/ is the hook command's own.
-var daemonMayUse = []string{"hook/tracker", "hook/argv", "hook/journal", "hook/intake", "hook/inbox", "hook/socket", "hook/paths", "hook/bootclock", "hook/playday"}
+var daemonMayUse = []string{"hook/tracker", "hook/argv", "hook/journal", "hook/intake", "hook/inbox", "hook/store", "hook/socket", "hook/paths", "hook/bootclock", "hook/playday"}
 
 // hookMayLink is every package of ours that the hook path (hook/...) may
-// link: itself, Home Assistant's payloads, the store and the MQTT link.
+// link: itself (its store included), Home Assistant's payloads and the MQTT link.
 // A new dependency of the path every ES event runs must be added here on
 // purpose.
-var hookMayLink = []string{"hook", "haentities", "haentities/outbox", "haentities/mqttlink", "haentities/untrusted"}
+var hookMayLink = []string{"hook", "haentities", "haentities/mqttlink", "haentities/untrusted"}
 
 // TestProductionDependencies keeps test machinery out of the binary that
 // runs on every ES event, keeps hook and daemon apart (the daemon uses only

@@ -22,8 +22,8 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/httpauth"
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/haentities/mqttlink"
-	"github.com/batocera-cabinet/cabinet/haentities/outbox"
 	"github.com/batocera-cabinet/cabinet/hook/socket"
+	"github.com/batocera-cabinet/cabinet/hook/store"
 	"github.com/batocera-cabinet/cabinet/packaging"
 	"github.com/batocera-cabinet/cabinet/packaging/batoconf"
 	"github.com/batocera-cabinet/cabinet/packaging/deploy"
@@ -126,14 +126,14 @@ cabinet deploy instead.`, &sets)
 		}
 	}
 	o := install.Options{
-		Source: src, Version: buildVersion(), Commit: buildCommit(), StoreSchema: outbox.SchemaVersion,
+		Source: src, Version: buildVersion(), Commit: buildCommit(), StoreSchema: store.SchemaVersion,
 		Saves: saves, Secrets: vals, ClosePort: port, RetroArchPort: raPort, RemoveFirewall: removeFirewall, DryRun: *dryRun,
 		HasToken: func() bool {
 			_, err := httpauth.ReadToken(cfg.Layout().Token())
 			return err == nil
 		},
 		NewToken:     func() error { _, err := httpauth.NewToken(cfg.Layout().Token()); return err },
-		ReadSchema:   outbox.ReadSchema,
+		ReadSchema:   store.ReadSchema,
 		StartTimeout: startTimeout,
 		Out:          c.env.Stdout,
 	}

@@ -21,8 +21,8 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/library/romm"
 	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
 	"github.com/batocera-cabinet/cabinet/daemon/rommreport"
-	"github.com/batocera-cabinet/cabinet/haentities/outbox"
 	"github.com/batocera-cabinet/cabinet/hook/socket"
+	"github.com/batocera-cabinet/cabinet/hook/store"
 )
 
 type rommCommand struct{ env *env }
@@ -361,13 +361,13 @@ Client tokens).`, &sets)
 	}
 	l := loadConfig(c.env, sets)
 	cfg := &l.Config
-	store := rommStore(cfg)
-	p, err := store.Load()
+	st := rommStore(cfg)
+	p, err := st.Load()
 	if errors.Is(err, pairing.ErrNotPaired) {
 		fmt.Fprintln(c.env.Stdout, "The cabinet is not paired with RomM: nothing to forget.")
 		return nil
 	}
-	if err := store.Forget(); err != nil {
+	if err := st.Forget(); err != nil {
 		return err
 	}
 	w := c.env.Stdout
@@ -395,13 +395,13 @@ func (c *rommCommand) backfill(ctx context.Context, args []string) error {
 		return fmt.Errorf("%w: --since wants a date such as 2026-01-31", errUsage)
 	}
 	l := loadConfig(c.env, sets)
-	store := rommStore(&l.Config)
-	p, err := store.Load()
+	st := rommStore(&l.Config)
+	p, err := st.Load()
 	if err != nil {
 		return fmt.Errorf("%w: pair the cabinet first (`cabinet romm pair`)", err)
 	}
 	p.ReportSince = day
-	if err := store.Save(p); err != nil {
+	if err := st.Save(p); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.env.Stdout, "Sessions logged since %s go to RomM too (RomM keeps each once).\n", day.Format("2006-01-02"))
@@ -434,13 +434,13 @@ func (c *rommCommand) sync(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	store, err := outbox.Open(cfg.Layout().Store(), outbox.Options{})
+	db, err := store.Open(cfg.Layout().Store(), store.Options{})
 	if err != nil {
 		return fmt.Errorf("open the store: %w", err)
 	}
-	defer store.Close()
+	defer db.Close()
 	root := cfg.Root
-	rep := &rommreport.Reporter{Store: store, Post: rommreport.RomMPoster{Client: client, DeviceID: r.DeviceID},
+	rep := &rommreport.Reporter{Store: db, Post: rommreport.RomMPoster{Client: client, DeviceID: r.DeviceID},
 		Resolve: &rommreport.FileResolver{Lookup: rommreport.RomMLookup{Client: client, Platforms: platforms.Default().WithOverrides(cfg.RomM.PlatformMap)},
 			Path: func(p string) string { return filepath.Join(root, p) }},
 		Since: r.Since}

@@ -7,7 +7,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
-	"github.com/batocera-cabinet/cabinet/haentities/outbox"
+	"github.com/batocera-cabinet/cabinet/hook/store"
 )
 
 // Set at link time: -ldflags "-X main.version=1.2.3 -X main.commit=abc".
@@ -34,7 +34,7 @@ func (c *versionCommand) Run(ctx context.Context, args []string) error {
 			Go:          runtime.Version(),
 			OS:          runtime.GOOS,
 			Arch:        runtime.GOARCH,
-			StoreSchema: outbox.SchemaVersion,
+			StoreSchema: store.SchemaVersion,
 		})
 	}
 	fmt.Fprintf(c.env.Stdout, "cabinet %s (commit %s, %s, %s/%s)\n", version, buildCommit(), runtime.Version(), runtime.GOOS, runtime.GOARCH)

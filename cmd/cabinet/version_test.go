@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/batocera-cabinet/cabinet/haentities/outbox"
+	"github.com/batocera-cabinet/cabinet/hook/store"
 )
 
 // TestVersionJSON checks the fields deploy scripts read; the release
@@ -26,7 +26,7 @@ func TestVersionJSON(t *testing.T) {
 		"go":           runtime.Version(),
 		"os":           runtime.GOOS,
 		"arch":         runtime.GOARCH,
-		"store_schema": float64(outbox.SchemaVersion),
+		"store_schema": float64(store.SchemaVersion),
 	}
 	for k, w := range want {
 		if got[k] != w {

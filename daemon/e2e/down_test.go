@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon"
-	"github.com/batocera-cabinet/cabinet/haentities/outbox"
+	"github.com/batocera-cabinet/cabinet/hook/store"
 	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 )
 
@@ -29,7 +29,7 @@ func TestHooksWhileDaemonDown(t *testing.T) {
 		play("stored", 3) // standalone: the store takes them, the broker refuses
 
 		// Another process owns the store: the hooks spool.
-		s, err := outbox.Open(filepath.Join(r.state, "cabinet.db"), outbox.Options{LockTimeout: 5 * time.Second})
+		s, err := store.Open(filepath.Join(r.state, "cabinet.db"), store.Options{LockTimeout: 5 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batocera-cabinet/cabinet/haentities/outbox"
+	"github.com/batocera-cabinet/cabinet/hook/store"
 	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 )
 
@@ -46,7 +46,7 @@ func TestCleanStop(t *testing.T) {
 			t.Errorf("serve.pid still names %q after a clean stop", b)
 		}
 		// Closed: a short lock wait is enough (a hook waits 60 ms).
-		s, err := outbox.Open(filepath.Join(r.state, "cabinet.db"), outbox.Options{LockTimeout: 100 * time.Millisecond})
+		s, err := store.Open(filepath.Join(r.state, "cabinet.db"), store.Options{LockTimeout: 100 * time.Millisecond})
 		if err != nil {
 			t.Fatalf("store still owned after a clean stop: %v", err)
 		}

@@ -14,9 +14,9 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/daemon"
 	"github.com/batocera-cabinet/cabinet/haentities"
-	"github.com/batocera-cabinet/cabinet/haentities/outbox"
 	"github.com/batocera-cabinet/cabinet/hook/paths"
 	"github.com/batocera-cabinet/cabinet/hook/socket"
+	"github.com/batocera-cabinet/cabinet/hook/store"
 	"github.com/batocera-cabinet/cabinet/simulator"
 	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 )
@@ -184,9 +184,9 @@ func (r *rig) playSessions(label string, n int) []string {
 
 // store opens the store (the daemon must be stopped) and returns the
 // logged sessions, oldest first, and the outbox figures.
-func (r *rig) store() ([]haentities.Session, outbox.Stats) {
+func (r *rig) store() ([]haentities.Session, store.Stats) {
 	r.t.Helper()
-	s, err := outbox.Open(filepath.Join(r.state, "cabinet.db"), outbox.Options{LockTimeout: 5 * time.Second})
+	s, err := store.Open(filepath.Join(r.state, "cabinet.db"), store.Options{LockTimeout: 5 * time.Second})
 	if err != nil {
 		r.t.Fatalf("open the store: %v", err)
 	}
@@ -194,7 +194,7 @@ func (r *rig) store() ([]haentities.Session, outbox.Stats) {
 	if s.Quarantined != "" {
 		r.t.Errorf("the store was damaged and moved to %s", s.Quarantined)
 	}
-	sess, err := s.Sessions(outbox.Query{})
+	sess, err := s.Sessions(store.Query{})
 	if err != nil {
 		r.t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/daemon"
 	"github.com/batocera-cabinet/cabinet/haentities"
-	"github.com/batocera-cabinet/cabinet/haentities/outbox"
+	"github.com/batocera-cabinet/cabinet/hook/store"
 	"github.com/batocera-cabinet/cabinet/simulator"
 	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/esevents"
@@ -216,12 +216,12 @@ func TestRomMOutageCrashAndRevokedToken(t *testing.T) {
 // logged earlier.
 func seedSessions(t *testing.T, r *rig, rom string, start time.Time, n int) {
 	t.Helper()
-	s, err := outbox.Open(filepath.Join(r.state, "cabinet.db"), outbox.Options{LockTimeout: 5 * time.Second})
+	s, err := store.Open(filepath.Join(r.state, "cabinet.db"), store.Options{LockTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatalf("open the store: %v", err)
 	}
 	defer s.Close()
-	if err := s.Update(func(tx *outbox.Tx) error {
+	if err := s.Update(func(tx *store.Tx) error {
 		for i := range n {
 			at := start.Add(time.Duration(i) * time.Minute)
 			if err := tx.AppendSession(haentities.Session{ID: at.UTC().Format("20060102T150405.000Z") + fmt.Sprintf("-seed%04d", i),

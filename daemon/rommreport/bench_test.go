@@ -10,7 +10,7 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/daemon/library/romm"
 	"github.com/batocera-cabinet/cabinet/haentities"
-	"github.com/batocera-cabinet/cabinet/haentities/outbox"
+	"github.com/batocera-cabinet/cabinet/hook/store"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeromm"
 )
 
@@ -51,11 +51,11 @@ func BenchmarkBacklog10k(b *testing.B) {
 	const n = 10_000
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := 0; i < b.N; i++ {
-		store, err := outbox.Open(filepath.Join(b.TempDir(), "cabinet.db"), outbox.Options{})
+		st, err := store.Open(filepath.Join(b.TempDir(), "cabinet.db"), store.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := store.Update(func(tx *outbox.Tx) error {
+		if err := st.Update(func(tx *store.Tx) error {
 			for j := range n {
 				at := t0.Add(time.Duration(i*n+j) * time.Minute) // in the past: RomM refuses sessions ending in the future
 				if err := tx.AppendSession(haentities.Session{ID: fmt.Sprintf("%s-%05d", at.Format("20060102T150405"), j), Game: "g",
@@ -67,11 +67,11 @@ func BenchmarkBacklog10k(b *testing.B) {
 		}); err != nil {
 			b.Fatal(err)
 		}
-		r := &Reporter{Store: store, Post: RomMPoster{Client: c, DeviceID: device}, Resolve: knownROM(fakeromm.ROMAlphaQuest), Since: t0}
+		r := &Reporter{Store: st, Post: RomMPoster{Client: c, DeviceID: device}, Resolve: knownROM(fakeromm.ROMAlphaQuest), Since: t0}
 		start := time.Now()
 		pass, err := r.Drain(ctx)
 		took := time.Since(start)
-		store.Close()
+		st.Close()
 		if err != nil || pass.Delivered != n {
 			b.Fatalf("drain: %+v, %v", pass, err)
 		}

@@ -1,6 +1,6 @@
 // Package rommreport sends the play sessions the tracker logs to RomM's
 // play history once the cabinet is paired. The store's session history is
-// the queue (haentities/outbox RommPending/MarkRomm): whoever logs a
+// the queue (hook/store RommPending/MarkRomm): whoever logs a
 // session queues it, and the daemon's Reporter drains it — in order, in
 // batches RomM accepts, with backoff, exactly once from Cabinet's side
 // (RomM answers duplicate for a session it has, and that counts as
@@ -15,14 +15,14 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/haentities"
-	"github.com/batocera-cabinet/cabinet/haentities/outbox"
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
+	"github.com/batocera-cabinet/cabinet/hook/store"
 )
 
 // Store is the queue: the store's session history and RomM marks.
 type Store interface {
-	RommPending(since, now time.Time, limit int) ([]outbox.RommItem, error)
-	MarkRomm(marks map[string]outbox.RommMark) error
+	RommPending(since, now time.Time, limit int) ([]store.RommItem, error)
+	MarkRomm(marks map[string]store.RommMark) error
 }
 
 // Session is one session as RomM takes it.
@@ -130,7 +130,7 @@ func (r *Reporter) drain(ctx context.Context) (Pass, error) {
 		if len(pending) == 0 {
 			return p, nil
 		}
-		marks := map[string]outbox.RommMark{}
+		marks := map[string]store.RommMark{}
 		var batch []Session
 		var ids []string
 		var stop error // RomM failed a lookup: the rest of the queue waits
@@ -142,7 +142,7 @@ func (r *Reporter) drain(ctx context.Context) (Pass, error) {
 			case ctx.Err() != nil:
 				return p, ctx.Err()
 			case err != nil && it.Mark.Attempts+1 < maxBlocking:
-				marks[s.ID] = outbox.RommMark{State: outbox.RommRetry, Attempts: it.Mark.Attempts + 1, NextTry: now,
+				marks[s.ID] = store.RommMark{State: store.RommRetry, Attempts: it.Mark.Attempts + 1, NextTry: now,
 					Detail: untrusted.Clean(err.Error(), 300)}
 				p.Retrying++
 				stop = fmt.Errorf("look up the game of a session in RomM: %w", err)
@@ -151,17 +151,17 @@ func (r *Reporter) drain(ctx context.Context) (Pass, error) {
 				marks[s.ID] = retry(0, it.Mark.Attempts, now, err.Error())
 				p.Retrying++
 			case !known:
-				marks[s.ID] = outbox.RommMark{State: outbox.RommUnmatched, Detail: "RomM does not have this game"}
+				marks[s.ID] = store.RommMark{State: store.RommUnmatched, Detail: "RomM does not have this game"}
 				p.Unmatched++
 			case !s.Ended.After(s.Started):
 				// RomM refuses an end not after the start; the tracker never
 				// logs one, but a damaged record must not be retried for ever.
-				marks[s.ID] = outbox.RommMark{State: outbox.RommUnmatched, ROMID: id, Detail: "the session ends before it starts"}
+				marks[s.ID] = store.RommMark{State: store.RommUnmatched, ROMID: id, Detail: "the session ends before it starts"}
 				p.Unmatched++
 			default:
 				batch = append(batch, Session{ROMID: id, Start: s.Started, End: s.Ended, Duration: s.Duration})
 				ids = append(ids, s.ID)
-				marks[s.ID] = outbox.RommMark{State: outbox.RommDelivered, ROMID: id, Attempts: it.Mark.Attempts}
+				marks[s.ID] = store.RommMark{State: store.RommDelivered, ROMID: id, Attempts: it.Mark.Attempts}
 			}
 		}
 		if len(batch) > 0 {
@@ -209,12 +209,12 @@ func (r *Reporter) drain(ctx context.Context) (Pass, error) {
 // retry marks a session RomM refused for a later pass: MinBackoff after
 // the first failure, doubling with each, at most MaxBackoff — a refusal
 // costs a handful of tries a day, not thousands.
-func retry(romID, before int, now time.Time, why string) outbox.RommMark {
+func retry(romID, before int, now time.Time, why string) store.RommMark {
 	wait := MinBackoff
 	for i := 0; i < before && wait < MaxBackoff; i++ {
 		wait *= 2
 	}
-	return outbox.RommMark{State: outbox.RommRetry, ROMID: romID, Attempts: before + 1, NextTry: now.Add(min(wait, MaxBackoff)),
+	return store.RommMark{State: store.RommRetry, ROMID: romID, Attempts: before + 1, NextTry: now.Add(min(wait, MaxBackoff)),
 		Detail: untrusted.Clean(why, 300)}
 }
 

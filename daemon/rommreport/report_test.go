@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/haentities"
-	"github.com/batocera-cabinet/cabinet/haentities/outbox"
+	"github.com/batocera-cabinet/cabinet/hook/store"
 )
 
 // poster records what it got; failNext fails that many calls; seen plays
@@ -54,14 +54,14 @@ func (resolver) ROMID(_ context.Context, s haentities.Session) (int, bool, error
 }
 
 func TestDrainInOrderInBatchesWithRetries(t *testing.T) {
-	store, err := outbox.Open(filepath.Join(t.TempDir(), "cabinet.db"), outbox.Options{})
+	st, err := store.Open(filepath.Join(t.TempDir(), "cabinet.db"), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
+	defer st.Close()
 	t0 := time.Date(2026, 12, 1, 18, 0, 0, 0, time.UTC)
 	const n = 250
-	if err := store.Update(func(tx *outbox.Tx) error {
+	if err := st.Update(func(tx *store.Tx) error {
 		for i := range n {
 			game := fmt.Sprintf("game %03d", i)
 			if i == 7 {
@@ -79,7 +79,7 @@ func TestDrainInOrderInBatchesWithRetries(t *testing.T) {
 	}
 	now := t0.Add(24 * time.Hour)
 	p := &poster{failNext: 0, seen: map[string]bool{}}
-	r := &Reporter{Store: store, Post: p, Resolve: resolver{}, Since: t0, Now: func() time.Time { return now }}
+	r := &Reporter{Store: st, Post: p, Resolve: resolver{}, Since: t0, Now: func() time.Time { return now }}
 
 	// RomM fails the second batch: the first is delivered, the rest waits.
 	p.failNext = 0
@@ -100,7 +100,7 @@ func TestDrainInOrderInBatchesWithRetries(t *testing.T) {
 	}
 
 	// New sessions while RomM is away: retried later with backoff, sent once.
-	if err := store.Update(func(tx *outbox.Tx) error {
+	if err := st.Update(func(tx *store.Tx) error {
 		at := t0.Add(20 * time.Hour)
 		return tx.AppendSession(haentities.Session{ID: "late", Game: "late game", Started: at, Ended: at.Add(time.Minute), Duration: time.Minute})
 	}); err != nil {
@@ -128,8 +128,8 @@ func TestDrainInOrderInBatchesWithRetries(t *testing.T) {
 	if pass, err := r.Drain(context.Background()); err != nil || pass.Delivered != 1 || !r.Due() {
 		t.Errorf("after RomM came back: %+v, %v (due %v)", pass, err, r.Due())
 	}
-	c, _ := store.RommStats(t0)
-	if c != (outbox.RommCounts{Delivered: n, Unmatched: 1}) {
+	c, _ := st.RommStats(t0)
+	if c != (store.RommCounts{Delivered: n, Unmatched: 1}) {
 		t.Errorf("stats %+v", c)
 	}
 }
@@ -138,22 +138,22 @@ func TestDrainInOrderInBatchesWithRetries(t *testing.T) {
 // batch but before the marks were written sends it again; RomM answers
 // duplicate, which is delivered too.
 func TestDrainAfterCrashSendsDuplicates(t *testing.T) {
-	store, err := outbox.Open(filepath.Join(t.TempDir(), "cabinet.db"), outbox.Options{})
+	st, err := store.Open(filepath.Join(t.TempDir(), "cabinet.db"), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
+	defer st.Close()
 	t0 := time.Date(2026, 12, 1, 18, 0, 0, 0, time.UTC)
-	store.Update(func(tx *outbox.Tx) error {
+	st.Update(func(tx *store.Tx) error {
 		return tx.AppendSession(haentities.Session{ID: "a", Game: "game", Started: t0, Ended: t0.Add(time.Hour), Duration: time.Hour})
 	})
 	p := &poster{seen: map[string]bool{}}
 	p.Post(context.Background(), []Session{{ROMID: len("game"), Start: t0, End: t0.Add(time.Hour)}}) // the lost pass
-	r := &Reporter{Store: store, Post: p, Resolve: resolver{}, Since: t0, Now: func() time.Time { return t0.Add(2 * time.Hour) }}
+	r := &Reporter{Store: st, Post: p, Resolve: resolver{}, Since: t0, Now: func() time.Time { return t0.Add(2 * time.Hour) }}
 	if pass, err := r.Drain(context.Background()); err != nil || pass.Delivered != 1 {
 		t.Fatalf("%+v, %v", pass, err)
 	}
-	if c, _ := store.RommStats(t0); c.Delivered != 1 || c.Pending != 0 {
+	if c, _ := st.RommStats(t0); c.Delivered != 1 || c.Pending != 0 {
 		t.Errorf("stats %+v", c)
 	}
 }
@@ -187,20 +187,20 @@ func (l lookupDown) ROMID(ctx context.Context, s haentities.Session) (int, bool,
 // back — and a lookup that fails holds the queue (order kept) only for a
 // few passes.
 func TestRomMDownThenBack(t *testing.T) {
-	store, err := outbox.Open(filepath.Join(t.TempDir(), "cabinet.db"), outbox.Options{})
+	st, err := store.Open(filepath.Join(t.TempDir(), "cabinet.db"), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
+	defer st.Close()
 	t0 := time.Date(2026, 12, 1, 18, 0, 0, 0, time.UTC)
 	now := t0
 	f := &flaky{poster: poster{seen: map[string]bool{}}, down: true}
 	look := lookupDown{down: map[string]bool{}}
-	r := &Reporter{Store: store, Post: f, Resolve: look, Since: t0, Now: func() time.Time { return now }}
+	r := &Reporter{Store: st, Post: f, Resolve: look, Since: t0, Now: func() time.Time { return now }}
 	const n = 100
 	for i := range n {
 		at := t0.Add(time.Duration(i) * time.Minute)
-		if err := store.Update(func(tx *outbox.Tx) error {
+		if err := st.Update(func(tx *store.Tx) error {
 			return tx.AppendSession(haentities.Session{ID: fmt.Sprintf("%s-%03d", at.Format("20060102T150405"), i), Game: fmt.Sprintf("game %03d", i),
 				Started: at, Ended: at.Add(30 * time.Second), Duration: 30 * time.Second})
 		}); err != nil {
@@ -213,7 +213,7 @@ func TestRomMDownThenBack(t *testing.T) {
 			}
 		}
 	}
-	if c, _ := store.RommStats(t0); c.Pending != n || c.Delivered != 0 {
+	if c, _ := st.RommStats(t0); c.Pending != n || c.Delivered != 0 {
 		t.Fatalf("while RomM is down: %+v, want all %d pending", c, n)
 	}
 	f.down = false
@@ -239,7 +239,7 @@ func TestRomMDownThenBack(t *testing.T) {
 	// alone and the rest goes.
 	for i, g := range []string{"x1 before", "x2 stuck", "x3 after"} {
 		at := now.Add(time.Duration(i) * time.Minute)
-		store.Update(func(tx *outbox.Tx) error {
+		st.Update(func(tx *store.Tx) error {
 			return tx.AppendSession(haentities.Session{ID: "z" + g, Game: g, Started: at, Ended: at.Add(time.Minute), Duration: time.Minute})
 		})
 	}
@@ -263,7 +263,7 @@ func TestRomMDownThenBack(t *testing.T) {
 	if pass, err := r.Drain(context.Background()); err != nil || pass.Delivered != 1 {
 		t.Fatalf("the stuck session, once its lookup works: %+v, %v", pass, err)
 	}
-	if c, _ := store.RommStats(t0); c != (outbox.RommCounts{Delivered: n + 3}) {
+	if c, _ := st.RommStats(t0); c != (store.RommCounts{Delivered: n + 3}) {
 		t.Errorf("stats %+v", c)
 	}
 }

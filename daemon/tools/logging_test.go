@@ -18,7 +18,7 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/daemon/library/romarr"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romm"
-	store "github.com/batocera-cabinet/cabinet/haentities/outbox"
+	store "github.com/batocera-cabinet/cabinet/hook/store"
 	"github.com/batocera-cabinet/cabinet/simulator"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeromm"
 )

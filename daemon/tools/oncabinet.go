@@ -6,7 +6,7 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/daemon/library/install"
-	store "github.com/batocera-cabinet/cabinet/haentities/outbox"
+	store "github.com/batocera-cabinet/cabinet/hook/store"
 
 	"github.com/batocera-cabinet/cabinet/daemon/library/oncabinet"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romhash"

@@ -11,8 +11,8 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/daemon/library/romarr"
 	"github.com/batocera-cabinet/cabinet/daemon/tools/search"
-	store "github.com/batocera-cabinet/cabinet/haentities/outbox"
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
+	store "github.com/batocera-cabinet/cabinet/hook/store"
 )
 
 // RequestStore keeps the library requests (the daemon's store, or one opened per call).

@@ -16,7 +16,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/library/install"
 	"github.com/batocera-cabinet/cabinet/daemon/library/platforms"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romarr"
-	store "github.com/batocera-cabinet/cabinet/haentities/outbox"
+	store "github.com/batocera-cabinet/cabinet/hook/store"
 )
 
 // requestROMarr answers POST /api/request as ROMarr 0.8 does, with the body the test set; a

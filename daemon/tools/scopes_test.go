@@ -21,7 +21,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/library/romarr"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romm"
 	"github.com/batocera-cabinet/cabinet/daemon/power"
-	store "github.com/batocera-cabinet/cabinet/haentities/outbox"
+	store "github.com/batocera-cabinet/cabinet/hook/store"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeromm"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batocera-cabinet/cabinet/haentities/outbox"
+	"github.com/batocera-cabinet/cabinet/hook/store"
 	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/esevents"
 )
@@ -97,7 +97,7 @@ func TestTwentyHooksAtOnce(t *testing.T) {
 // checkOutboxDrained opens the store (nothing may run) and checks that no
 // message waits for delivery, nothing went to the spool's bad/ folder and
 // no store was quarantined.
-func (c *cabinet) checkOutboxDrained() outbox.Stats {
+func (c *cabinet) checkOutboxDrained() store.Stats {
 	c.t.Helper()
 	c.waitQuiet()
 	st := c.outboxStats()
@@ -114,9 +114,9 @@ func (c *cabinet) checkOutboxDrained() outbox.Stats {
 }
 
 // outboxStats reads the store's figures while no hook runs.
-func (c *cabinet) outboxStats() outbox.Stats {
+func (c *cabinet) outboxStats() store.Stats {
 	c.t.Helper()
-	s, err := outbox.Open(filepath.Join(c.state, "cabinet.db"), outbox.Options{LockTimeout: 5 * time.Second})
+	s, err := store.Open(filepath.Join(c.state, "cabinet.db"), store.Options{LockTimeout: 5 * time.Second})
 	if err != nil {
 		c.t.Fatalf("open the store: %v", err)
 	}
@@ -134,12 +134,12 @@ func (c *cabinet) outboxStats() outbox.Stats {
 // storeSessions lists the session history, oldest first, while no hook runs.
 func (c *cabinet) storeSessions() []string {
 	c.t.Helper()
-	s, err := outbox.Open(filepath.Join(c.state, "cabinet.db"), outbox.Options{LockTimeout: 5 * time.Second})
+	s, err := store.Open(filepath.Join(c.state, "cabinet.db"), store.Options{LockTimeout: 5 * time.Second})
 	if err != nil {
 		c.t.Fatalf("open the store: %v", err)
 	}
 	defer s.Close()
-	ss, err := s.Sessions(outbox.Query{})
+	ss, err := s.Sessions(store.Query{})
 	if err != nil {
 		c.t.Fatalf("store sessions: %v", err)
 	}

@@ -1,6 +1,6 @@
 // Package journal is the one place where events become persisted outcomes:
 // Apply runs events through the tracker against the state kept in the
-// outbox store and records — in the same fsynced transaction — the new
+// store (hook/store) and records — in the same fsynced transaction — the new
 // state, the logged sessions and every message to publish. Owner is
 // whoever holds the store (the daemon for its life, a hook running alone
 // for a moment): it applies the intake log, the spool and new events, resets
@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/haentities"
-	"github.com/batocera-cabinet/cabinet/haentities/outbox"
 	"github.com/batocera-cabinet/cabinet/hook/playday"
+	"github.com/batocera-cabinet/cabinet/hook/store"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
 )
 
@@ -49,9 +49,9 @@ type Result struct {
 // Apply applies evs (none: a flush) to store at now, in one transaction.
 // With publish false (the configgen hook, which never touches the network)
 // time-sensitive events are left in the state for the next publisher.
-func Apply(store *outbox.Store, r Rules, now tracker.Stamp, publish bool, evs []Keyed) (Result, error) {
+func Apply(st *store.Store, r Rules, now tracker.Stamp, publish bool, evs []Keyed) (Result, error) {
 	var res Result
-	err := store.Update(func(tx *outbox.Tx) error {
+	err := st.Update(func(tx *store.Tx) error {
 		res = Result{}
 		st, err := tracker.Decode(tx.TrackerState())
 		if err != nil {
@@ -129,7 +129,7 @@ func Apply(store *outbox.Store, r Rules, now tracker.Stamp, publish bool, evs []
 
 // enrich prefers the names ES itself has for a game (cached in the store by
 // whoever read ES's game lists) over the argv ES mangles.
-func enrich(tx *outbox.Tx, ev tracker.Event) tracker.Event {
+func enrich(tx *store.Tx, ev tracker.Event) tracker.Event {
 	if ev.Path != "" {
 		if n, ok := tx.Name(ev.Path); ok {
 			if n.Name != "" {
@@ -154,7 +154,7 @@ func enrich(tx *outbox.Tx, ev tracker.Event) tracker.Event {
 // countToday adds logged sessions to the play-time-today figure, in the
 // transaction that logs them, whoever logs them (a hook alone, the
 // daemon). Whether the clock is set is the daemon's to observe.
-func countToday(tx *outbox.Tx, now tracker.Stamp, logged []haentities.Session) error {
+func countToday(tx *store.Tx, now tracker.Stamp, logged []haentities.Session) error {
 	st, _ := playday.Decode(tx.PlayDay()) // unreadable: the day starts again, the sessions are kept
 	m := playday.Moment{Wall: now.At, Boot: now.Boot, BootID: now.BootID}
 	for _, sess := range logged {
@@ -167,7 +167,7 @@ func countToday(tx *outbox.Tx, now tracker.Stamp, logged []haentities.Session) e
 // its game from the store's cache, so a hook (which may not call ES) and
 // the daemon publish the same attributes. The tracker state keeps none of
 // it: a game the cache learns later gets them at the next publication.
-func withDetails(tx *outbox.Tx, out tracker.Output) tracker.Output {
+func withDetails(tx *store.Tx, out tracker.Output) tracker.Output {
 	fill := func(s *haentities.Session) {
 		if s.Rom == "" || s.Details != (haentities.GameDetails{}) {
 			return
@@ -194,4 +194,4 @@ func withDetails(tx *outbox.Tx, out tracker.Output) tracker.Output {
 }
 
 // IsBusy reports whether err means another process owns the store.
-func IsBusy(err error) bool { return errors.Is(err, outbox.ErrLocked) }
+func IsBusy(err error) bool { return errors.Is(err, store.ErrLocked) }

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/haentities"
-	"github.com/batocera-cabinet/cabinet/haentities/outbox"
+	"github.com/batocera-cabinet/cabinet/hook/store"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
 )
 
@@ -56,15 +56,15 @@ func TestSpoolOrderAndQuarantine(t *testing.T) {
 
 func TestApplyKeyedOnce(t *testing.T) {
 	dir := t.TempDir()
-	store, err := outbox.Open(filepath.Join(dir, "cabinet.db"), outbox.Options{})
+	st, err := store.Open(filepath.Join(dir, "cabinet.db"), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
+	defer st.Close()
 	j := Rules{Settings: haentities.Settings{ID: "abc"}, Tracker: tracker.DefaultConfig(), Publishing: true}
 	start := NewKeyed(ev(tracker.KindStart, 0))
 	now := tracker.Stamp{At: t0.Add(time.Second), Boot: time.Hour + time.Second, BootID: "boot1"}
-	res, err := Apply(store, j, now, true, []Keyed{start})
+	res, err := Apply(st, j, now, true, []Keyed{start})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,14 +73,14 @@ func TestApplyKeyedOnce(t *testing.T) {
 	}
 	// The same event again (the daemon got it and it was also spooled):
 	// nothing new happens.
-	res, err = Apply(store, j, now, true, []Keyed{start})
+	res, err = Apply(st, j, now, true, []Keyed{start})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(res.Events) != 0 {
 		t.Errorf("a duplicate keyed event was applied again: %+v", res.Events)
 	}
-	items, _ := store.Pending(now.At)
+	items, _ := st.Pending(now.At)
 	starts := 0
 	for _, it := range items {
 		if it.Kind == haentities.KindTimeSensitive {
@@ -93,11 +93,11 @@ func TestApplyKeyedOnce(t *testing.T) {
 }
 
 func TestApplyWithoutMQTTKeepsHistoryOnly(t *testing.T) {
-	store, err := outbox.Open(filepath.Join(t.TempDir(), "cabinet.db"), outbox.Options{})
+	st, err := store.Open(filepath.Join(t.TempDir(), "cabinet.db"), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
+	defer st.Close()
 	cfg := tracker.DefaultConfig()
 	cfg.MinSession = 0
 	j := Rules{Settings: haentities.Settings{ID: "abc"}, Tracker: cfg}
@@ -105,14 +105,14 @@ func TestApplyWithoutMQTTKeepsHistoryOnly(t *testing.T) {
 	start.Path, start.Name = "/userdata/roms/nes/a.nes", "A"
 	end := ev(tracker.KindGameEnd, 90*time.Second)
 	later := tracker.Stamp{At: t0.Add(time.Hour), Boot: 2 * time.Hour, BootID: "boot1"}
-	if _, err := Apply(store, j, later, true, []Keyed{{"1", start}, {"2", end}}); err != nil {
+	if _, err := Apply(st, j, later, true, []Keyed{{"1", start}, {"2", end}}); err != nil {
 		t.Fatal(err)
 	}
-	sessions, _ := store.Sessions(outbox.Query{})
+	sessions, _ := st.Sessions(store.Query{})
 	if len(sessions) != 1 || sessions[0].Game != "A" {
 		t.Errorf("history = %+v", sessions)
 	}
-	if items, _ := store.Pending(later.At); len(items) != 0 {
+	if items, _ := st.Pending(later.At); len(items) != 0 {
 		t.Errorf("messages queued with MQTT off: %d", len(items))
 	}
 }
@@ -148,15 +148,15 @@ func FuzzSpoolDecode(f *testing.F) {
 // the session events and the history; the session counts toward play time
 // today in the same transaction.
 func TestApplyPublishesCachedDetails(t *testing.T) {
-	store, err := outbox.Open(filepath.Join(t.TempDir(), "cabinet.db"), outbox.Options{})
+	st, err := store.Open(filepath.Join(t.TempDir(), "cabinet.db"), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
+	defer st.Close()
 	rom := "/userdata/roms/nes/zelda.nes"
 	det := haentities.GameDetails{Genre: "Action-Adventure", Players: "1", Developer: "Nintendo R&D4", Year: 1986}
-	if err := store.Update(func(tx *outbox.Tx) error {
-		return tx.PutName(rom, outbox.Name{Name: "The Legend of Zelda", System: "nes", Details: det})
+	if err := st.Update(func(tx *store.Tx) error {
+		return tx.PutName(rom, store.Name{Name: "The Legend of Zelda", System: "nes", Details: det})
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestApplyPublishesCachedDetails(t *testing.T) {
 	start := ev(tracker.KindGameStart, 0)
 	start.Path, start.Name = rom, "zelda"
 	mid := tracker.Stamp{At: t0.Add(10 * time.Second), Boot: time.Hour + 10*time.Second, BootID: "boot1"}
-	res, err := Apply(store, j, mid, true, []Keyed{{"1", start}})
+	res, err := Apply(st, j, mid, true, []Keyed{{"1", start}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,15 +184,15 @@ func TestApplyPublishesCachedDetails(t *testing.T) {
 	}
 	end := ev(tracker.KindGameEnd, 90*time.Second)
 	later := tracker.Stamp{At: t0.Add(time.Hour), Boot: 2 * time.Hour, BootID: "boot1"}
-	if _, err := Apply(store, j, later, true, []Keyed{{"2", end}}); err != nil {
+	if _, err := Apply(st, j, later, true, []Keyed{{"2", end}}); err != nil {
 		t.Fatal(err)
 	}
-	sessions, _ := store.Sessions(outbox.Query{})
+	sessions, _ := st.Sessions(store.Query{})
 	if len(sessions) != 1 || sessions[0].Details != det || sessions[0].BootID != "boot1" {
 		t.Errorf("history = %+v", sessions)
 	}
 	var kept []byte
-	store.Update(func(tx *outbox.Tx) error { kept = tx.PlayDay(); return nil })
+	st.Update(func(tx *store.Tx) error { kept = tx.PlayDay(); return nil })
 	if !strings.Contains(string(kept), `"spans"`) {
 		t.Errorf("play time today not counted: %s", kept)
 	}

@@ -9,10 +9,10 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/batocera-cabinet/cabinet/haentities"
-	"github.com/batocera-cabinet/cabinet/haentities/outbox"
 	"github.com/batocera-cabinet/cabinet/hook/bootclock"
 	"github.com/batocera-cabinet/cabinet/hook/inbox"
 	"github.com/batocera-cabinet/cabinet/hook/intake"
+	"github.com/batocera-cabinet/cabinet/hook/store"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
 )
 
@@ -23,7 +23,7 @@ import (
 // daemon adds its timers around it (the delayed flush, retries with
 // backoff); a hook adds its budget.
 type Owner struct {
-	Store *outbox.Store
+	Store *store.Store
 	Spool Spool
 	// Intake is the daemon's write-ahead log (nil: none). Its events were
 	// acked before anything the spool or a caller holds, so they go first;
@@ -79,7 +79,7 @@ func (o *Owner) Apply(r Rules, publish bool, evs ...Keyed) (Result, error) {
 	}
 	all = append(append(all, spooled...), evs...)
 	res, err := Apply(o.Store, r, now, publish, all)
-	if errors.Is(err, outbox.ErrCorrupt) {
+	if errors.Is(err, store.ErrCorrupt) {
 		// Damaged pages bbolt only finds in use: start a new store (the old
 		// one is kept aside) rather than refuse every event from now on.
 		if rerr := o.Store.Reset(); rerr == nil {

@@ -12,8 +12,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/batocera-cabinet/cabinet/haentities"
-	"github.com/batocera-cabinet/cabinet/haentities/outbox"
 	"github.com/batocera-cabinet/cabinet/hook/intake"
+	"github.com/batocera-cabinet/cabinet/hook/store"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
 )
 
@@ -21,18 +21,18 @@ import (
 // fixed moment.
 func owner(t *testing.T, dir string) *Owner {
 	t.Helper()
-	store, err := outbox.Open(filepath.Join(dir, "cabinet.db"), outbox.Options{})
+	st, err := store.Open(filepath.Join(dir, "cabinet.db"), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { store.Close() })
+	t.Cleanup(func() { st.Close() })
 	lg, err := intake.Open(filepath.Join(dir, "intake.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { lg.Close() })
 	now := tracker.Stamp{At: t0.Add(time.Hour), Boot: 2 * time.Hour, BootID: "boot1"}
-	return &Owner{Store: store, Spool: Spool{Dir: filepath.Join(dir, "spool")}, Intake: lg, Log: zerolog.Nop(),
+	return &Owner{Store: st, Spool: Spool{Dir: filepath.Join(dir, "spool")}, Intake: lg, Log: zerolog.Nop(),
 		Now: func() tracker.Stamp { return now }}
 }
 

@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon"
-	"github.com/batocera-cabinet/cabinet/haentities/outbox"
 	"github.com/batocera-cabinet/cabinet/hook/paths"
 	"github.com/batocera-cabinet/cabinet/hook/socket"
+	"github.com/batocera-cabinet/cabinet/hook/store"
 	"github.com/batocera-cabinet/cabinet/simulator/batocera"
 	"github.com/batocera-cabinet/cabinet/simulator/binarytest"
 	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
@@ -189,7 +189,7 @@ func TestDeployUpgradeRollbackPurge(t *testing.T) {
 	if st.Sessions != sessions {
 		t.Errorf("%d sessions after the rollback, %d before", st.Sessions, sessions)
 	}
-	if v, err := outbox.ReadSchema(c.lay.Store() + ".pre-upgrade"); err == nil && v != 0 {
+	if v, err := store.ReadSchema(c.lay.Store() + ".pre-upgrade"); err == nil && v != 0 {
 		t.Errorf("the pre-upgrade copy outlived the rollback (schema %d)", v)
 	}
 	if !sameFile(t, filepath.Join(c.root, "userdata/system/cabinet/bin/cabinet"), bin2) {
@@ -347,7 +347,7 @@ func (c *cab) retained(id string) map[string]string {
 
 // brokenRelease is a release whose install works (it is the good binary's)
 // but whose daemon migrates the store and exits at once.
-func brokenRelease(t *testing.T, good, store string) string {
+func brokenRelease(t *testing.T, good, st string) string {
 	dir := cabinettest.TempDir(t, "broken")
 	root, err := binarytest.ModuleRoot()
 	if err != nil {
@@ -367,7 +367,7 @@ case "$1" in
   serve) exec %s %s %d ;;
   *) exit 0 ;;
 esac
-`, outbox.SchemaVersion+1, good, migrate, store, outbox.SchemaVersion+1)
+`, store.SchemaVersion+1, good, migrate, st, store.SchemaVersion+1)
 	p := filepath.Join(dir, "cabinet")
 	if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
 		t.Fatal(err)

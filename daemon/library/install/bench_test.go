@@ -26,7 +26,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/daemon/library/install/stage"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romm"
-	"github.com/batocera-cabinet/cabinet/haentities/outbox"
+	"github.com/batocera-cabinet/cabinet/hook/store"
 	"github.com/batocera-cabinet/cabinet/simulator"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeromm"
 )
@@ -263,13 +263,13 @@ func benchInstaller(dir, src, sum string) (*Installer, int, *simulator.Cabinet, 
 	if err != nil {
 		return fail(err)
 	}
-	store, err := outbox.Open(filepath.Join(dir, "cabinet.db"), outbox.Options{})
+	st, err := store.Open(filepath.Join(dir, "cabinet.db"), store.Options{})
 	if err != nil {
 		return fail(err)
 	}
-	in := &Installer{RomM: rc, RomMURL: cab.RomMURL(), ES: esc, Meta: es.NewMetadataWriter(esc), Records: store,
+	in := &Installer{RomM: rc, RomMURL: cab.RomMURL(), ES: esc, Meta: es.NewMetadataWriter(esc), Records: st,
 		Path: cab.Path, LockFile: filepath.Join(dir, "install.lock")}
-	return in, rom.ID, cab, func() { store.Close(); cab.Close() }, nil
+	return in, rom.ID, cab, func() { st.Close(); cab.Close() }, nil
 }
 
 // timeDownload downloads file into a new file at dst as the installer does (create, download,

@@ -12,7 +12,7 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romm"
-	"github.com/batocera-cabinet/cabinet/haentities/outbox"
+	"github.com/batocera-cabinet/cabinet/hook/store"
 	"github.com/batocera-cabinet/cabinet/simulator"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeromm"
 	"github.com/batocera-cabinet/cabinet/simulator/library"
@@ -23,7 +23,7 @@ import (
 type rig struct {
 	cab   *simulator.Cabinet
 	esc   *es.Client
-	store *outbox.Store
+	store *store.Store
 	in    *Installer
 	toast []string
 }
@@ -61,13 +61,13 @@ func newRig(t *testing.T) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := outbox.Open(filepath.Join(t.TempDir(), "cabinet.db"), outbox.Options{})
+	st, err := store.Open(filepath.Join(t.TempDir(), "cabinet.db"), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { store.Close() })
-	r := &rig{cab: cab, esc: esc, store: store}
-	r.in = &Installer{RomM: rc, RomMURL: cab.RomMURL(), ES: esc, Meta: es.NewMetadataWriter(esc), Records: store,
+	t.Cleanup(func() { st.Close() })
+	r := &rig{cab: cab, esc: esc, store: st}
+	r.in = &Installer{RomM: rc, RomMURL: cab.RomMURL(), ES: esc, Meta: es.NewMetadataWriter(esc), Records: st,
 		Path: cab.Path, Screen: screen{r}, LockFile: filepath.Join(t.TempDir(), "install.lock"), ToastEvery: time.Nanosecond}
 	return r
 }
@@ -129,7 +129,7 @@ func TestInstallSingleFileListedWithMetadata(t *testing.T) {
 		t.Errorf("the file is still there: %v", err)
 	}
 	waitGone(t, r, "snes", res.GameID)
-	if _, err := r.store.InstallAt(want); !errors.Is(err, outbox.ErrNoInstall) {
+	if _, err := r.store.InstallAt(want); !errors.Is(err, store.ErrNoInstall) {
 		t.Errorf("record after uninstall: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-// Package outbox is Cabinet's store on /userdata (bbolt): the tracker's
+// Package store is Cabinet's one database on /userdata (bbolt): the tracker's
 // state, the latest value of every retained topic with its delivery mark,
 // the bounded queue of events still to deliver, the session history, the
 // name cache, and a schema version. Every change is one fsynced
@@ -8,7 +8,7 @@
 // Only one process owns the store at a time (the daemon, or one hook when no
 // daemon runs); Open waits a short, bounded time for that ownership because
 // bbolt itself would wait forever.
-package outbox
+package store
 
 import (
 	"errors"
