@@ -25,8 +25,6 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/power"
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/hook/bootclock"
-	"github.com/batocera-cabinet/cabinet/hook/inbox"
-	"github.com/batocera-cabinet/cabinet/hook/intake"
 	"github.com/batocera-cabinet/cabinet/hook/journal"
 	"github.com/batocera-cabinet/cabinet/hook/socket"
 	"github.com/batocera-cabinet/cabinet/hook/store"
@@ -163,7 +161,7 @@ func Run(ctx context.Context, opts Options) error {
 		d.log.Error().Str("moved_to", st.Quarantined).Msg("the store was damaged; it was moved aside and a new one started")
 	}
 	owner := &journal.Owner{Store: st, Spool: journal.Spool{Dir: cfg.Layout.Spool()}, Log: d.log, Now: opts.Now}
-	lg, err := intake.Open(cfg.Layout.Intake())
+	lg, err := journal.OpenIntake(cfg.Layout.Intake())
 	if err != nil {
 		d.log.Warn().Err(err).Msg("intake log unavailable; hooks wait for the store's commit")
 	} else {
@@ -184,7 +182,7 @@ func Run(ctx context.Context, opts Options) error {
 	d.watch = newWatcher(liveES{d}, opts.WatchInterval, d.clock, opts.Now, d.emitWatcher, d.cacheName, d.log)
 	// The inbox watch before the crash-left files are taken: no file closed
 	// from then on is missed.
-	d.inbox = &inboxReader{d: d, dir: inbox.Dir{Path: cfg.Layout.Inbox()}}
+	d.inbox = &inboxReader{d: d, dir: journal.InboxDir{Path: cfg.Layout.Inbox()}}
 	inboxWatch, err := d.inbox.watch()
 	if err != nil {
 		d.log.Warn().Err(err).Msg("inbox unavailable; the wrappers start the binary for every event")
@@ -284,7 +282,7 @@ func Run(ctx context.Context, opts Options) error {
 // events a crashed daemon acked, hooks' events on a full disk, the spool.
 // A store that refuses writes (a full disk) is no reason not to start: the
 // engine retries, and the hooks' events wait in the intake log meanwhile.
-func (d *Daemon) recover(lg *intake.Log) {
+func (d *Daemon) recover(lg *journal.IntakeLog) {
 	left := 0
 	if lg != nil {
 		left = len(lg.Pending())

@@ -13,7 +13,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/batocera-cabinet/cabinet/daemon/clock"
-	"github.com/batocera-cabinet/cabinet/hook/inbox"
 	"github.com/batocera-cabinet/cabinet/hook/journal"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
 	"github.com/batocera-cabinet/cabinet/packaging"
@@ -33,12 +32,12 @@ const flagLinger = packaging.DefaultFlagLingerS * time.Second
 // then removed.
 type inboxReader struct {
 	d   *Daemon
-	dir inbox.Dir
+	dir journal.InboxDir
 
 	mu        sync.Mutex
-	seq       inbox.Sequence // stamps records in the order they are taken
-	badLogged bool           // an unreadable file is logged once per daemon
-	flagOn    bool           // the screensaver flag, as the wrappers keep it
+	seq       journal.InboxSequence // stamps records in the order they are taken
+	badLogged bool                  // an unreadable file is logged once per daemon
+	flagOn    bool                  // the screensaver flag, as the wrappers keep it
 	flagGen   int
 	lingering bool // a screensaver-stop was seen: the flag goes soon
 	flagTimer clock.Timer
@@ -176,7 +175,7 @@ func (r *inboxReader) logBad(errs ...error) {
 // (selections only in memory, but for a game-selected while the
 // screensaver shows games, which the tracker needs); the file goes once the
 // event is safe.
-func (r *inboxReader) persist(e inbox.Entry) {
+func (r *inboxReader) persist(e journal.InboxEntry) {
 	st := r.d.opts.Now()
 	r.mu.Lock()
 	ev, err := r.seq.Event(e, st)

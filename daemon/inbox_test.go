@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/haentities"
-	"github.com/batocera-cabinet/cabinet/hook/inbox"
+	"github.com/batocera-cabinet/cabinet/hook/journal"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
 )
 
@@ -18,7 +18,7 @@ import (
 // write, then close), stamped at uptime.
 func (r *rig) drop(name string, uptime time.Duration, argv ...string) {
 	r.t.Helper()
-	if err := os.WriteFile(filepath.Join(r.cfg.Layout.Inbox(), name), inbox.Encode(inbox.Record{Uptime: uptime, Argv: argv}), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(r.cfg.Layout.Inbox(), name), journal.EncodeInbox(journal.InboxRecord{Uptime: uptime, Argv: argv}), 0o644); err != nil {
 		r.t.Fatal(err)
 	}
 }
@@ -87,7 +87,9 @@ func TestInboxSelections(t *testing.T) {
 		t.Errorf("latest selection = %+v", sel)
 	}
 	// Kept, not persisted: the intake log may be applied and emptied at
-	// any moment, so the daemon's own account is what tells.
+	// any moment, so the daemon's own account is what tells (its line
+	// follows the file's removal, which taken waited for).
+	r.waitLog("the selection's log line", func() bool { return len(r.logs.entries("inbox selection kept")) >= 1 })
 	if n := len(r.logs.entries("inbox event taken")); n != 0 || len(r.logs.entries("inbox selection kept")) != 1 {
 		t.Errorf("a cursor move went into the intake log (%d events taken)", n)
 	}

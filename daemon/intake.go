@@ -8,7 +8,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/batocera-cabinet/cabinet/daemon/clock"
-	"github.com/batocera-cabinet/cabinet/hook/intake"
 	"github.com/batocera-cabinet/cabinet/hook/journal"
 )
 
@@ -22,14 +21,14 @@ const intakeRetry = 2 * time.Second
 // else). The ack used to wait for the store's commit — two fsyncs, the
 // tracker and every message — and ES waited with it.
 type hookIntake struct {
-	lg    *intake.Log
+	lg    *journal.IntakeLog
 	eng   *engine
 	clock clock.Clock
 	log   zerolog.Logger
 	wake  chan struct{}
 }
 
-func newHookIntake(lg *intake.Log, eng *engine, clk clock.Clock, log zerolog.Logger) *hookIntake {
+func newHookIntake(lg *journal.IntakeLog, eng *engine, clk clock.Clock, log zerolog.Logger) *hookIntake {
 	return &hookIntake{lg: lg, eng: eng, clock: clk, log: log, wake: make(chan struct{}, 1)}
 }
 
@@ -43,7 +42,7 @@ func (h *hookIntake) accept(k journal.Keyed) error {
 		h.kick()
 		return nil
 	}
-	if !errors.Is(err, intake.ErrFull) {
+	if !errors.Is(err, journal.ErrIntakeFull) {
 		h.log.Warn().Err(err).Msg("intake log unusable; the event goes to the store directly")
 	}
 	_, err = h.eng.apply(k)

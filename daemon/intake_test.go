@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/haentities"
-	"github.com/batocera-cabinet/cabinet/hook/intake"
 	"github.com/batocera-cabinet/cabinet/hook/journal"
 	"github.com/batocera-cabinet/cabinet/hook/socket"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
@@ -21,7 +20,7 @@ func pendingOnDisk(t *testing.T, path string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, recs, _ := intake.Parse(b)
+	_, recs, _ := journal.ParseIntake(b)
 	return len(recs)
 }
 
@@ -36,7 +35,7 @@ func TestIntakeLeftByACrashIsApplied(t *testing.T) {
 	r := newRig(t, nil, func(r *rig) {
 		path = r.cfg.Layout.Intake()
 		os.MkdirAll(r.cfg.Layout.State, 0o755)
-		lg, err := intake.Open(path)
+		lg, err := journal.OpenIntake(path)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,8 +1,13 @@
-// Package hook is `cabinet hook` when no daemon answers: it records the
+// Package hook is `cabinet hook` when no daemon answers: its Runner records the
 // event by itself (store, then a short MQTT publish), else into the spool —
 // always quickly and silently, because it runs on ES's path for every
-// event. Parsing its argv is package argv's; handing it to the daemon is
-// package socket's.
+// event — and its detached flusher (SpawnFlusher, RunFlusher) logs the session
+// once its end is final, off ES's path. Below it: argv parses the hook's argv,
+// socket hands an event to the daemon, journal is the event's way to the store
+// and its queues (package journal says the whole way), store is the bbolt
+// store, tracker the play-tracking state machine, playday play time today,
+// paths the file layout and bootclock the stamp every event carries. The
+// daemon runs the same journal on its fast path.
 package hook
 
 import (
@@ -13,8 +18,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/batocera-cabinet/cabinet/haentities"
-	"github.com/batocera-cabinet/cabinet/hook/inbox"
-	"github.com/batocera-cabinet/cabinet/hook/intake"
 	"github.com/batocera-cabinet/cabinet/hook/journal"
 	"github.com/batocera-cabinet/cabinet/hook/paths"
 	"github.com/batocera-cabinet/cabinet/hook/store"
@@ -113,7 +116,7 @@ func (r *Runner) own(kind tracker.Kind) (*journal.Owner, error) {
 	}
 	o := &journal.Owner{Store: st, Spool: r.spool(), Intake: r.openIntake(), Log: r.Log, Now: r.Now}
 	if r.Layout.Run != "" {
-		o.Inbox = &inbox.Dir{Path: r.Layout.Inbox()}
+		o.Inbox = &journal.InboxDir{Path: r.Layout.Inbox()}
 	}
 	return o, nil
 }
@@ -144,8 +147,8 @@ func (r *Runner) apply(ctx context.Context, o *journal.Owner, publish bool, evs 
 
 // openIntake opens the daemon's intake log when it holds events; nil when
 // there is nothing (the usual case: the daemon empties it as it goes).
-func (r *Runner) openIntake() *intake.Log {
-	lg, err := intake.OpenExisting(r.Layout.Intake())
+func (r *Runner) openIntake() *journal.IntakeLog {
+	lg, err := journal.OpenExistingIntake(r.Layout.Intake())
 	if err != nil {
 		r.Log.Warn().Err(err).Msg("intake log unreadable; the daemon applies it when it starts")
 		return nil
@@ -193,7 +196,7 @@ func (r *Runner) keep(k journal.Keyed, cause error, owner bool) {
 		return
 	}
 	if owner {
-		if lg, ierr := intake.OpenExisting(r.Layout.Intake()); ierr == nil && lg != nil {
+		if lg, ierr := journal.OpenExistingIntake(r.Layout.Intake()); ierr == nil && lg != nil {
 			ierr = journal.AppendIntake(lg, k)
 			lg.Close()
 			if ierr == nil {

@@ -14,8 +14,6 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/hook/bootclock"
-	"github.com/batocera-cabinet/cabinet/hook/inbox"
-	"github.com/batocera-cabinet/cabinet/hook/intake"
 	"github.com/batocera-cabinet/cabinet/hook/journal"
 	"github.com/batocera-cabinet/cabinet/hook/paths"
 	"github.com/batocera-cabinet/cabinet/hook/store"
@@ -46,7 +44,7 @@ func TestStandaloneHookAppliesIntakeFirst(t *testing.T) {
 	dir := t.TempDir()
 	settings := haentities.Settings{ID: "runner_test"}
 	intakePath := filepath.Join(dir, "intake.log")
-	lg, err := intake.Open(intakePath)
+	lg, err := journal.OpenIntake(intakePath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +77,7 @@ func TestStandaloneHookAppliesIntakeFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, recs, _ := intake.Parse(b); len(recs) != 0 {
+	if _, recs, _ := journal.ParseIntake(b); len(recs) != 0 {
 		t.Fatalf("intake log still holds %d records", len(recs))
 	}
 }
@@ -100,7 +98,7 @@ func TestStandaloneHookKeepsEventOnFullDisk(t *testing.T) {
 	dir := t.TempDir()
 	peertest.SmallFS(t, dir, 1<<20)
 	intakePath := filepath.Join(dir, "intake.log")
-	lg, err := intake.Open(intakePath)
+	lg, err := journal.OpenIntake(intakePath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +123,7 @@ func TestStandaloneHookKeepsEventOnFullDisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, recs, _ := intake.Parse(b)
+	_, recs, _ := journal.ParseIntake(b)
 	items, bad := journal.FromIntake(recs)
 	if len(items) != 1 || len(bad) != 0 || items[0].Event.Kind != tracker.KindWake {
 		t.Fatalf("intake holds %d events (%v), want the wake event", len(items), bad)
@@ -158,7 +156,7 @@ func TestStandaloneHookTakesTheInbox(t *testing.T) {
 	os.MkdirAll(box, 0o755)
 	up := bootclock.Now().Boot - 10*time.Second // written before the hook's event
 	for i, argv := range [][]string{{"screensaver-start", "random"}, {"screensaver-stop"}, {"sleep"}} {
-		rec := inbox.Encode(inbox.Record{Uptime: up + time.Duration(i)*time.Second, Argv: argv})
+		rec := journal.EncodeInbox(journal.InboxRecord{Uptime: up + time.Duration(i)*time.Second, Argv: argv})
 		if err := os.WriteFile(filepath.Join(box, fmt.Sprintf("%d-%d", i, 100+i)), rec, 0o644); err != nil {
 			t.Fatal(err)
 		}

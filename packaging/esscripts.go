@@ -11,7 +11,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/batocera-cabinet/cabinet/hook/inbox"
+	"github.com/batocera-cabinet/cabinet/hook/journal"
 	"github.com/batocera-cabinet/cabinet/hook/paths"
 )
 
@@ -139,7 +139,7 @@ if { read -r p t <%s && read -r x x x x x x x x x x x x x x x x x x x x x s x <"
   printf '%%s\0' %s "$u" $(($#+%d)) %s "$@" %s 2>/dev/null >%s"$u-$$" && exit 0
   set +C
 fi
-`, up, inbox.Magic, n, args, inbox.End, box)
+`, up, journal.InboxMagic, n, args, journal.InboxEnd, box)
 }
 
 // rootQuit is the root generic script. ES runs it for every event with the

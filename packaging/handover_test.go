@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/batocera-cabinet/cabinet/hook/inbox"
+	"github.com/batocera-cabinet/cabinet/hook/journal"
 	"github.com/batocera-cabinet/cabinet/simulator/peertest"
 )
 
@@ -31,7 +31,7 @@ var shells = []struct {
 // hardArgv are arguments ES and configgen can pass: spaces, quotes, $,
 // backslashes, a newline, bytes that are not UTF-8, an empty one, and the
 // record's own words.
-var hardArgv = []string{"/userdata/roms/nes/Super\\ Mario\\ \\(W\\).nes", `it's "quoted" $HOME \$x \\`, "two\nlines", "\xff\xfe latin\xe9", "", "end", inbox.Magic}
+var hardArgv = []string{"/userdata/roms/nes/Super\\ Mario\\ \\(W\\).nes", `it's "quoted" $HOME \$x \\`, "two\nlines", "\xff\xfe latin\xe9", "", "end", journal.InboxMagic}
 
 // handover is a wrapper install whose binary records its argv (NUL
 // separated) and whose daemon is this test process, as its up file says.
@@ -76,7 +76,7 @@ func (h handover) up(t *testing.T, pid int, right bool) {
 // run runs a script under sh and returns what went into the inbox and what
 // the binary received (nil when it did not run). A record a failed printf
 // left cut short is not counted: the daemon ignores it too.
-func (h handover) run(t *testing.T, sh []string, script string, args ...string) (records []inbox.Record, binary []string) {
+func (h handover) run(t *testing.T, sh []string, script string, args ...string) (records []journal.InboxRecord, binary []string) {
 	t.Helper()
 	os.Remove(h.rec)
 	cmd := exec.Command(sh[0], append(append(sh[1:], script), args...)...)
@@ -90,8 +90,8 @@ func (h handover) run(t *testing.T, sh []string, script string, args ...string) 
 		}
 		b, _ := os.ReadFile(filepath.Join(h.box, e.Name()))
 		os.Remove(filepath.Join(h.box, e.Name()))
-		r, err := inbox.Parse(b)
-		if errors.Is(err, inbox.ErrTorn) || len(b) == 0 {
+		r, err := journal.ParseInbox(b)
+		if errors.Is(err, journal.ErrInboxTorn) || len(b) == 0 {
 			continue
 		}
 		if err != nil {

@@ -25,11 +25,10 @@ func goList(t *testing.T, args ...string) []string {
 }
 
 // daemonMayUse is what the daemon may import of hook/: the shared event
-// path (tracking, argv parsing, the journal, its intake log and the
-// wrappers' inbox, the store, the socket protocol, the file layout, the boot
-// clock).
+// path (tracking, argv parsing, the journal with its queues, the store, the
+// socket protocol, the file layout, the boot clock, play time today).
 // Anything else under hook/ is the hook command's own.
-var daemonMayUse = []string{"hook/tracker", "hook/argv", "hook/journal", "hook/intake", "hook/inbox", "hook/store", "hook/socket", "hook/paths", "hook/bootclock", "hook/playday"}
+var daemonMayUse = []string{"hook/tracker", "hook/argv", "hook/journal", "hook/store", "hook/socket", "hook/paths", "hook/bootclock", "hook/playday"}
 
 // hookMayLink is every package of ours that the hook path (hook/...) may
 // link: itself (its store included), Home Assistant's payloads and the MQTT link.

@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -29,9 +26,8 @@ import (
 // quarter of a second whatever the broker does; quit (which ES waits for,
 // with the machine about to stop) a little more.
 const (
-	hookBudget  = 250 * time.Millisecond
-	quitBudget  = 1500 * time.Millisecond
-	flushBudget = 10 * time.Second
+	hookBudget = 250 * time.Millisecond
+	quitBudget = 1500 * time.Millisecond
 )
 
 type hookCommand struct{ env *env }
@@ -80,12 +76,9 @@ exits 0, and returns within a quarter of a second. Problems go to
 		switch {
 		case err != nil:
 		case drain:
-			dctx, cancel := context.WithTimeout(ctx, flushBudget)
-			r.LockTimeout = 5 * time.Second // the daemon may still be closing the store
-			r.Flush(dctx)
-			cancel()
+			hook.Drain(ctx, r)
 		default:
-			runFlusher(ctx, cfg, r, flushAfter, log)
+			hook.RunFlusher(ctx, cfg.Layout().FlushLock(), r, flushAfter)
 		}
 		return nil
 	}
@@ -120,7 +113,7 @@ exits 0, and returns within a quarter of a second. Problems go to
 		return nil
 	}
 	var once sync.Once
-	r.ScheduleFlush = func(d time.Duration) { once.Do(func() { spawnFlusher(c.env, d, log) }) }
+	r.ScheduleFlush = func(d time.Duration) { once.Do(func() { hook.SpawnFlusher(c.env.Environ, d, log) }) }
 	r.RetryDelivery = func() { r.ScheduleFlush(2 * time.Second) }
 	r.HandleKeyed(ctx, own)
 	log.Debug().Str("event", string(ev.Kind)).Str("source", string(ev.Source)).Dur("took", time.Since(stamp.At)).Msg("hook done")
@@ -157,58 +150,6 @@ func (o oneShot) Publish(ctx context.Context, msgs []haentities.Message) (int, e
 func hookLogger(cfg *config.Config) (zerolog.Logger, func()) {
 	f := logfile.OpenLazy(cfg.Layout().Log(), 0, -1)
 	return logfile.New(logfile.NewRedactor(f, cfg.Secrets()), cfg.LogLevel).With().Str("cmd", "hook").Logger(), func() { f.Close() }
-}
-
-// spawnFlusher starts a detached `cabinet hook --flush-after d`: the session
-// that just ended becomes final a few seconds later, and ES must not wait
-// for that.
-func spawnFlusher(e *env, d time.Duration, log zerolog.Logger) {
-	exe, err := os.Executable()
-	if err != nil {
-		return
-	}
-	cmd := exec.Command(exe, "hook", "--flush-after", d.Round(time.Millisecond).String())
-	cmd.Env = e.Environ
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		log.Warn().Err(err).Msg("cannot start the delayed flush; the session is logged at the next event")
-		return
-	}
-	cmd.Process.Release()
-}
-
-// runFlusher waits, then flushes, as long as the tracker has something
-// pending.
-func runFlusher(ctx context.Context, cfg *config.Config, r *hook.Runner, d time.Duration, log zerolog.Logger) {
-	lock, err := os.OpenFile(cfg.Layout().FlushLock(), os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return
-	}
-	defer lock.Close()
-	// One flusher at a time. A flusher already there may be past its last
-	// flush and about to exit, so wait for it rather than leave: flushing
-	// twice is harmless, not flushing loses the session until the next event.
-	start := time.Now()
-	for syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
-		if time.Since(start) > 30*time.Second || ctx.Err() != nil {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	d -= time.Since(start)
-	for i := 0; i < 10 && (d > 0 || i == 0); i++ {
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(d + 100*time.Millisecond):
-		}
-		next := time.Duration(0)
-		r.ScheduleFlush = func(x time.Duration) { next = x }
-		fctx, cancel := context.WithTimeout(ctx, flushBudget)
-		r.Flush(fctx)
-		cancel()
-		d = next
-	}
 }
 
 func clipArgs(args []string) []string {

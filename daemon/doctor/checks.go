@@ -12,8 +12,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
-	"github.com/batocera-cabinet/cabinet/hook/inbox"
-	"github.com/batocera-cabinet/cabinet/hook/intake"
+	"github.com/batocera-cabinet/cabinet/hook/journal"
 	"github.com/batocera-cabinet/cabinet/hook/paths"
 	"github.com/batocera-cabinet/cabinet/packaging"
 )
@@ -232,12 +231,12 @@ func waiting(l paths.Layout) []string {
 		}
 	}
 	if l.Run != "" {
-		if n := (inbox.Dir{Path: l.Inbox()}).Count(); n > 0 {
+		if n := (journal.InboxDir{Path: l.Inbox()}).Count(); n > 0 {
 			out = append(out, fmt.Sprintf("%d record(s) waiting in the inbox (`cabinet serve` takes them as they come; else the next hook)", n))
 		}
 	}
 	if b, err := os.ReadFile(l.Intake()); err == nil {
-		if _, recs, _ := intake.Parse(b); len(recs) > 0 {
+		if _, recs, _ := journal.ParseIntake(b); len(recs) > 0 {
 			out = append(out, fmt.Sprintf("%d event(s) waiting in the intake log (the next hook or `cabinet serve` applies them)", len(recs)))
 		}
 	}

@@ -11,8 +11,6 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
 	"github.com/batocera-cabinet/cabinet/haentities/mqttlink"
-	"github.com/batocera-cabinet/cabinet/hook/inbox"
-	"github.com/batocera-cabinet/cabinet/hook/intake"
 	"github.com/batocera-cabinet/cabinet/hook/journal"
 	"github.com/batocera-cabinet/cabinet/hook/paths"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
@@ -177,7 +175,7 @@ func TestDoctorShowsWaitingEvents(t *testing.T) {
 	if err := (journal.Spool{Dir: cfg.Spool()}).Write(journal.NewKeyed(ev)); err != nil {
 		t.Fatal(err)
 	}
-	lg, err := intake.Open(cfg.Intake())
+	lg, err := journal.OpenIntake(cfg.Intake())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +186,7 @@ func TestDoctorShowsWaitingEvents(t *testing.T) {
 	lg.Close()
 	os.MkdirAll(cfg.Inbox(), 0o755)
 	for _, name := range []string{"1.00-1", "1.00-2", "1.00-3"} {
-		os.WriteFile(filepath.Join(cfg.Inbox(), name), inbox.Encode(inbox.Record{Uptime: time.Second, Argv: []string{"wake"}}), 0o644)
+		os.WriteFile(filepath.Join(cfg.Inbox(), name), journal.EncodeInbox(journal.InboxRecord{Uptime: time.Second, Argv: []string{"wake"}}), 0o644)
 	}
 	facts := strings.Join(checkState(cfg).Facts, "\n")
 	for _, want := range []string{"1 event(s) waiting in the spool", "2 event(s) waiting in the intake log", "3 record(s) waiting in the inbox"} {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batocera-cabinet/cabinet/hook/inbox"
+	"github.com/batocera-cabinet/cabinet/hook/journal"
 	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/fakees"
 )
@@ -71,7 +71,7 @@ func TestDrainAfterStop(t *testing.T) {
 	}
 	u, _, _ := strings.Cut(string(up), " ")
 	from := r.obs.Mark()
-	rec := inbox.Encode(inbox.Record{Uptime: parseUptime(t, u), Argv: []string{"screensaver-start", "black"}})
+	rec := journal.EncodeInbox(journal.InboxRecord{Uptime: parseUptime(t, u), Argv: []string{"screensaver-start", "black"}})
 	if err := os.WriteFile(filepath.Join(box, u+"-1"), rec, 0o644); err != nil {
 		t.Fatal(err)
 	}

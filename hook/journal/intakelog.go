@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/batocera-cabinet/cabinet/hook/intake"
 	"github.com/batocera-cabinet/cabinet/hook/socket"
 )
 
@@ -20,7 +19,7 @@ func IntakeRecord(k Keyed) ([]byte, error) {
 }
 
 // AppendIntake persists a keyed event in the intake log lg.
-func AppendIntake(lg *intake.Log, k Keyed) error {
+func AppendIntake(lg *IntakeLog, k Keyed) error {
 	rec, err := IntakeRecord(k)
 	if err != nil {
 		return err

@@ -1,12 +1,26 @@
-// Package journal is the one place where events become persisted outcomes:
-// Apply runs events through the tracker against the state kept in the
-// store (hook/store) and records — in the same fsynced transaction — the new
-// state, the logged sessions and every message to publish. Owner is
-// whoever holds the store (the daemon for its life, a hook running alone
-// for a moment): it applies the intake log, the spool and new events, resets
-// a damaged store, and delivers what is pending, so that bookkeeping is
-// written once. The spool, where events wait while the store is busy, and
-// the encoding of the daemon's intake log live here too.
+// Package journal is the way of one event from EmulationStation to the broker, and the one
+// place where events become persisted outcomes. Its queues are types side by side here:
+//
+//   - ES (or Batocera's launcher, configgen) runs the wrapper script for an event
+//     (packaging/esscripts.go). While the daemon runs, the wrapper writes the event's argv into
+//     the inbox, one file in a tmpfs folder (InboxDir, EncodeInbox), and exits: a shell's cost.
+//   - Else it runs `cabinet hook` (hook/argv parses the argv into a tracker event), which hands
+//     the event to the daemon over its socket (hook/socket) and waits for the ack, or, with no
+//     daemon, records it alone (package hook's Runner).
+//   - The daemon appends every event it takes, from the inbox or the socket, to its intake log
+//     (IntakeLog): one fdatasync, then the ack, which means "persisted".
+//   - Apply then runs events through the tracker (hook/tracker) against the state kept in the
+//     store (hook/store) and records, in the same fsynced transaction, the new state, the logged
+//     sessions, play time today (hook/playday) and every message to publish, keyed so that an
+//     event applied twice counts once (Keyed).
+//   - Owner is whoever holds the store: the daemon for its life, a hook running alone for a
+//     moment. Before anything new it applies what waits, in order: the intake log a dead daemon
+//     left, the spool (Spool: where a hook leaves an event while the store is busy) and the
+//     inbox's leftovers. Deliver hands what the store queued to the MQTT link
+//     (haentities/mqttlink) and marks what the broker acknowledged.
+//
+// So every way an event can take ends in Apply, and nothing acked or spooled is lost to a crash,
+// a full disk or a busy store.
 package journal
 
 import (

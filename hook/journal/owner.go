@@ -10,8 +10,6 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/hook/bootclock"
-	"github.com/batocera-cabinet/cabinet/hook/inbox"
-	"github.com/batocera-cabinet/cabinet/hook/intake"
 	"github.com/batocera-cabinet/cabinet/hook/store"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
 )
@@ -28,11 +26,11 @@ type Owner struct {
 	// Intake is the daemon's write-ahead log (nil: none). Its events were
 	// acked before anything the spool or a caller holds, so they go first;
 	// only the owner of the store applies it.
-	Intake *intake.Log
+	Intake *IntakeLog
 	// Inbox is the wrappers' folder, taken by a hook running alone (nil:
 	// none; the daemon reads its inbox itself, as files are closed).
 	// What a crashed daemon left there goes after the intake log.
-	Inbox *inbox.Dir
+	Inbox *InboxDir
 	Log   zerolog.Logger
 	// Now stamps each apply and delivery (nil: bootclock.Now).
 	Now func() tracker.Stamp
@@ -62,7 +60,7 @@ func (o *Owner) Apply(r Rules, publish bool, evs ...Keyed) (Result, error) {
 		all = append(all, items...)
 	}
 	now := o.now()
-	var taken []inbox.Entry
+	var taken []InboxEntry
 	if o.Inbox != nil {
 		entries, bad, err := o.Inbox.Pending()
 		if err != nil {
@@ -115,8 +113,8 @@ func (o *Owner) Apply(r Rules, publish bool, evs ...Keyed) (Result, error) {
 // inboxEvents turns the inbox's records into keyed events read at now, in
 // their order. Records the binary would have ignored yield none; their
 // files go with the rest: they are done with.
-func inboxEvents(entries []inbox.Entry, now tracker.Stamp) []Keyed {
-	var seq inbox.Sequence
+func inboxEvents(entries []InboxEntry, now tracker.Stamp) []Keyed {
+	var seq InboxSequence
 	var items []Keyed
 	for _, e := range entries {
 		if ev, err := seq.Event(e, now); err == nil {

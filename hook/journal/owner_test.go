@@ -12,7 +12,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/batocera-cabinet/cabinet/haentities"
-	"github.com/batocera-cabinet/cabinet/hook/intake"
 	"github.com/batocera-cabinet/cabinet/hook/store"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
 )
@@ -26,7 +25,7 @@ func owner(t *testing.T, dir string) *Owner {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	lg, err := intake.Open(filepath.Join(dir, "intake.log"))
+	lg, err := OpenIntake(filepath.Join(dir, "intake.log"))
 	if err != nil {
 		t.Fatal(err)
 	}

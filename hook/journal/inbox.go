@@ -1,4 +1,6 @@
-// Package inbox is the tmpfs folder where, while the daemon runs, the ES and
+package journal
+
+// The inbox is the tmpfs folder where, while the daemon runs, the ES and
 // configgen wrappers leave their events without starting the binary. A
 // wrapper that finds the daemon up (its pid and start time in the up file
 // match /proc) writes one record with one printf and exits: a shell's cost,
@@ -15,7 +17,6 @@
 // resolution), and ARG1…ARGN the argv `cabinet hook` would have received.
 // A record that lacks its end (a full tmpfs cut the printf short) is torn:
 // the wrapper then fell back to the binary, so the record is never applied.
-package inbox
 
 import (
 	"bytes"
@@ -26,72 +27,72 @@ import (
 	"time"
 )
 
-// Magic opens every record; End closes it.
+// InboxMagic opens every record; InboxEnd closes it.
 const (
-	Magic = "cabinet-inbox-1"
-	End   = "end"
+	InboxMagic = "cabinet-inbox-1"
+	InboxEnd   = "end"
 )
 
 // Bounds on a record: ES passes at most three arguments, configgen five,
 // and argv.Parse bounds each one.
 const (
-	MaxRecord = 64 << 10
-	maxArgs   = 16
+	MaxInboxRecord = 64 << 10
+	maxArgs        = 16
 )
 
-// ErrTorn means the record was cut short: its writer failed and fell back
+// ErrInboxTorn means the record was cut short: its writer failed and fell back
 // to the binary.
-var ErrTorn = errors.New("inbox record cut short")
+var ErrInboxTorn = errors.New("inbox record cut short")
 
-// Record is one event as a wrapper wrote it.
-type Record struct {
+// InboxRecord is one event as a wrapper wrote it.
+type InboxRecord struct {
 	// Uptime is /proc/uptime when the wrapper ran: the boot clock.
 	Uptime time.Duration
 	// Argv is what `cabinet hook` would have received.
 	Argv []string
 }
 
-// Encode renders r as a wrapper's printf writes it.
-func Encode(r Record) []byte {
-	fields := append([]string{Magic, formatUptime(r.Uptime), strconv.Itoa(len(r.Argv))}, r.Argv...)
+// EncodeInbox renders r as a wrapper's printf writes it.
+func EncodeInbox(r InboxRecord) []byte {
+	fields := append([]string{InboxMagic, formatUptime(r.Uptime), strconv.Itoa(len(r.Argv))}, r.Argv...)
 	var b bytes.Buffer
-	for _, f := range append(fields, End) {
+	for _, f := range append(fields, InboxEnd) {
 		b.WriteString(f)
 		b.WriteByte(0)
 	}
 	return b.Bytes()
 }
 
-// Parse reads one record, refusing anything that is not exactly one.
-func Parse(b []byte) (Record, error) {
-	if len(b) > MaxRecord {
-		return Record{}, fmt.Errorf("inbox record of %d bytes: at most %d", len(b), MaxRecord)
+// ParseInbox reads one record, refusing anything that is not exactly one.
+func ParseInbox(b []byte) (InboxRecord, error) {
+	if len(b) > MaxInboxRecord {
+		return InboxRecord{}, fmt.Errorf("inbox record of %d bytes: at most %d", len(b), MaxInboxRecord)
 	}
-	if !bytes.HasPrefix(b, []byte(Magic+"\x00")) {
-		return Record{}, errors.New("not an inbox record")
+	if !bytes.HasPrefix(b, []byte(InboxMagic+"\x00")) {
+		return InboxRecord{}, errors.New("not an inbox record")
 	}
 	if len(b) == 0 || b[len(b)-1] != 0 {
-		return Record{}, ErrTorn
+		return InboxRecord{}, ErrInboxTorn
 	}
 	fields := strings.Split(string(b[:len(b)-1]), "\x00")
-	if len(fields) < 4 || fields[len(fields)-1] != End {
-		return Record{}, ErrTorn
+	if len(fields) < 4 || fields[len(fields)-1] != InboxEnd {
+		return InboxRecord{}, ErrInboxTorn
 	}
 	up, err := parseUptime(fields[1])
 	if err != nil {
-		return Record{}, err
+		return InboxRecord{}, err
 	}
 	n, err := strconv.Atoi(fields[2])
 	if err != nil || n < 1 || n > maxArgs {
-		return Record{}, fmt.Errorf("inbox record: argument count %q (1 to %d)", clip(fields[2]), maxArgs)
+		return InboxRecord{}, fmt.Errorf("inbox record: argument count %q (1 to %d)", clip(fields[2]), maxArgs)
 	}
 	argv := fields[3 : len(fields)-1]
 	if len(argv) != n {
 		// An argument that holds "end" cannot end a record early: the count
 		// says where the arguments stop.
-		return Record{}, fmt.Errorf("inbox record: %d arguments, the count says %d", len(argv), n)
+		return InboxRecord{}, fmt.Errorf("inbox record: %d arguments, the count says %d", len(argv), n)
 	}
-	return Record{Uptime: up, Argv: argv}, nil
+	return InboxRecord{Uptime: up, Argv: argv}, nil
 }
 
 // parseUptime reads /proc/uptime's first field: seconds with (up to)

@@ -1,4 +1,4 @@
-package intake
+package journal
 
 import (
 	"bytes"
@@ -10,9 +10,9 @@ import (
 	"testing"
 )
 
-func open(t *testing.T, path string) *Log {
+func open(t *testing.T, path string) *IntakeLog {
 	t.Helper()
-	l, err := Open(path)
+	l, err := OpenIntake(path)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -30,15 +30,15 @@ func strs(recs [][]byte) []string {
 
 func equal(a, b []string) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
 
-func TestAppendSurvivesReopen(t *testing.T) {
+func TestIntakeAppendSurvivesReopen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "intake.log")
 	l := open(t, path)
 	if got := l.Pending(); len(got) != 0 {
 		t.Fatalf("new log pending = %q, want none", strs(got))
 	}
 	fi, err := os.Stat(path)
-	if err != nil || fi.Size() != Capacity {
-		t.Fatalf("new log size = %v (%v), want %d", fi.Size(), err, Capacity)
+	if err != nil || fi.Size() != IntakeCapacity {
+		t.Fatalf("new log size = %v (%v), want %d", fi.Size(), err, IntakeCapacity)
 	}
 	for _, p := range []string{"one", "two", "three"} {
 		if err := l.Append([]byte(p)); err != nil {
@@ -62,7 +62,7 @@ func TestAppendSurvivesReopen(t *testing.T) {
 	}
 }
 
-func TestDoneRetiresRecords(t *testing.T) {
+func TestIntakeDoneRetiresRecords(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "intake.log")
 	l := open(t, path)
 	for _, p := range []string{"a-long-first-record", "b", "c"} {
@@ -97,7 +97,7 @@ func TestDoneRetiresRecords(t *testing.T) {
 	}
 }
 
-func TestTornTailIsDropped(t *testing.T) {
+func TestIntakeTornTailIsDropped(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "intake.log")
 	l := open(t, path)
 	l.Append([]byte("kept"))
@@ -134,7 +134,7 @@ func TestTornTailIsDropped(t *testing.T) {
 	}
 }
 
-func TestDamagedHeaderKeepsRecords(t *testing.T) {
+func TestIntakeDamagedHeaderKeepsRecords(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "intake.log")
 	l := open(t, path)
 	l.Append([]byte("acked"))
@@ -153,11 +153,11 @@ func TestDamagedHeaderKeepsRecords(t *testing.T) {
 	}
 }
 
-func TestShortOrForeignFile(t *testing.T) {
+func TestIntakeShortOrForeignFile(t *testing.T) {
 	for name, content := range map[string][]byte{
 		"empty":   nil,
 		"garbage": []byte("#!/bin/sh\necho not an intake log\n"),
-		"too big": bytes.Repeat([]byte{7}, Capacity+100),
+		"too big": bytes.Repeat([]byte{7}, IntakeCapacity+100),
 	} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "intake.log")
@@ -170,8 +170,8 @@ func TestShortOrForeignFile(t *testing.T) {
 				t.Fatal(err)
 			}
 			l.Close()
-			if fi, _ := os.Stat(path); fi.Size() != Capacity {
-				t.Fatalf("size = %d, want %d", fi.Size(), Capacity)
+			if fi, _ := os.Stat(path); fi.Size() != IntakeCapacity {
+				t.Fatalf("size = %d, want %d", fi.Size(), IntakeCapacity)
 			}
 			if got, want := strs(open(t, path).Pending()), []string{"ok"}; !equal(got, want) {
 				t.Fatalf("pending = %q, want %q", got, want)
@@ -180,26 +180,26 @@ func TestShortOrForeignFile(t *testing.T) {
 	}
 }
 
-func TestFullAndBounds(t *testing.T) {
+func TestIntakeFullAndBounds(t *testing.T) {
 	l := open(t, filepath.Join(t.TempDir(), "intake.log"))
 	if err := l.Append(nil); err == nil {
 		t.Error("empty record accepted")
 	}
-	if err := l.Append(make([]byte, MaxRecord+1)); err == nil {
+	if err := l.Append(make([]byte, MaxIntakeRecord+1)); err == nil {
 		t.Error("oversized record accepted")
 	}
-	rec := bytes.Repeat([]byte("e"), MaxRecord)
+	rec := bytes.Repeat([]byte("e"), MaxIntakeRecord)
 	n := 0
 	for ; ; n++ {
 		err := l.Append(rec)
-		if errors.Is(err, ErrFull) {
+		if errors.Is(err, ErrIntakeFull) {
 			break
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	if want := (Capacity - headerSize) / (recHeader + MaxRecord); n != want {
+	if want := (IntakeCapacity - headerSize) / (recHeader + MaxIntakeRecord); n != want {
 		t.Fatalf("records before full = %d, want %d", n, want)
 	}
 	if err := l.Done(n); err != nil {
@@ -214,7 +214,7 @@ func TestFullAndBounds(t *testing.T) {
 	}
 }
 
-func TestConcurrentAppends(t *testing.T) {
+func TestIntakeConcurrentAppends(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "intake.log")
 	l := open(t, path)
 	var wg sync.WaitGroup
@@ -246,9 +246,9 @@ func TestConcurrentAppends(t *testing.T) {
 
 // FuzzParse: any file image parses without panic, to records that are
 // within bounds and that a writer of the same epoch would have written.
-func FuzzParse(f *testing.F) {
+func FuzzParseIntake(f *testing.F) {
 	dir := f.TempDir()
-	l, err := Open(filepath.Join(dir, "seed"))
+	l, err := OpenIntake(filepath.Join(dir, "seed"))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -260,13 +260,13 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte(magic))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		epoch, recs, end := Parse(b)
+		epoch, recs, end := ParseIntake(b)
 		if end < headerSize {
 			t.Fatalf("end %d before the header", end)
 		}
 		total := int64(headerSize)
 		for _, r := range recs {
-			if len(r) == 0 || len(r) > MaxRecord {
+			if len(r) == 0 || len(r) > MaxIntakeRecord {
 				t.Fatalf("record of %d bytes", len(r))
 			}
 			total += recHeader + int64(len(r))
@@ -281,7 +281,7 @@ func FuzzParse(f *testing.F) {
 }
 
 // A log longer than one read chunk comes back whole.
-func TestLongLogReadInChunks(t *testing.T) {
+func TestIntakeLongLogReadInChunks(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "intake.log")
 	l := open(t, path)
 	var want []string
@@ -298,9 +298,9 @@ func TestLongLogReadInChunks(t *testing.T) {
 	}
 }
 
-func TestOpenExisting(t *testing.T) {
+func TestIntakeOpenExisting(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "intake.log")
-	l, err := OpenExisting(path)
+	l, err := OpenExistingIntake(path)
 	if l != nil || err != nil {
 		t.Fatalf("OpenExisting(absent) = %v, %v; want nil, nil", l, err)
 	}
@@ -308,7 +308,7 @@ func TestOpenExisting(t *testing.T) {
 		t.Fatal("OpenExisting created the file")
 	}
 	open(t, path).Append([]byte("r"))
-	l, err = OpenExisting(path)
+	l, err = OpenExistingIntake(path)
 	if err != nil || l == nil {
 		t.Fatalf("OpenExisting(present) = %v, %v", l, err)
 	}

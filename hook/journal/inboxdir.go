@@ -1,4 +1,4 @@
-package inbox
+package journal
 
 import (
 	"errors"
@@ -21,63 +21,63 @@ const (
 	maxName  = 64
 )
 
-// StaleAfter is how long an unreadable file (torn, foreign) stays before it
+// InboxStaleAfter is how long an unreadable file (torn, foreign) stays before it
 // is removed: long enough for a human looking at a problem to see it.
-const StaleAfter = time.Minute
+const InboxStaleAfter = time.Minute
 
-// Dir is an inbox folder. Its Path must be absolute: a relative one would
+// InboxDir is an inbox folder. Its Path must be absolute: a relative one would
 // name a folder under whatever the working directory is, and the sweep of
 // unreadable files would then remove files that are no records.
-type Dir struct{ Path string }
+type InboxDir struct{ Path string }
 
-func (d Dir) check() error {
+func (d InboxDir) check() error {
 	if !filepath.IsAbs(d.Path) {
 		return fmt.Errorf("inbox: path %q is not absolute", clip(d.Path))
 	}
 	return nil
 }
 
-// Entry is one file read back.
-type Entry struct {
+// InboxEntry is one file read back.
+type InboxEntry struct {
 	Name   string
-	Record Record
+	Record InboxRecord
 	// Mod is the file's time (the kernel's coarse clock: for clean-up only).
 	Mod time.Time
 }
 
 // Read reads the named file. A file that is gone returns os.ErrNotExist.
-func (d Dir) Read(name string) (Entry, error) {
+func (d InboxDir) Read(name string) (InboxEntry, error) {
 	if err := d.check(); err != nil {
-		return Entry{}, err
+		return InboxEntry{}, err
 	}
 	if err := checkName(name); err != nil {
-		return Entry{}, err
+		return InboxEntry{}, err
 	}
 	f, err := os.Open(filepath.Join(d.Path, name))
 	if err != nil {
-		return Entry{}, err
+		return InboxEntry{}, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return Entry{}, err
+		return InboxEntry{}, err
 	}
 	if !fi.Mode().IsRegular() {
-		return Entry{Name: name, Mod: fi.ModTime()}, errors.New("inbox: not a regular file")
+		return InboxEntry{Name: name, Mod: fi.ModTime()}, errors.New("inbox: not a regular file")
 	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxRecord+1))
+	b, err := io.ReadAll(io.LimitReader(f, MaxInboxRecord+1))
 	if err != nil {
-		return Entry{}, err
+		return InboxEntry{}, err
 	}
-	e := Entry{Name: name, Mod: fi.ModTime()}
-	e.Record, err = Parse(b)
+	e := InboxEntry{Name: name, Mod: fi.ModTime()}
+	e.Record, err = ParseInbox(b)
 	return e, err
 }
 
 // Pending reads every record waiting in the folder, in the order their
 // events happened (boot clock, then name), for whoever takes over what a
 // crashed daemon left. Files that cannot be read are returned in bad.
-func (d Dir) Pending() (ok []Entry, bad []error, err error) {
+func (d InboxDir) Pending() (ok []InboxEntry, bad []error, err error) {
 	if err := d.check(); err != nil {
 		return nil, nil, err
 	}
@@ -125,7 +125,7 @@ func checkName(name string) error {
 }
 
 // Remove deletes a file once its event is persisted elsewhere.
-func (d Dir) Remove(name string) error {
+func (d InboxDir) Remove(name string) error {
 	if err := d.check(); err != nil {
 		return err
 	}
@@ -141,14 +141,14 @@ func (d Dir) Remove(name string) error {
 
 // RemoveIfStale removes a file that could not be read once it is older
 // than StaleAfter (mod is its time; zero: unknown, keep).
-func (d Dir) RemoveIfStale(name string, mod time.Time) {
-	if !mod.IsZero() && time.Since(mod) > StaleAfter {
+func (d InboxDir) RemoveIfStale(name string, mod time.Time) {
+	if !mod.IsZero() && time.Since(mod) > InboxStaleAfter {
 		d.Remove(name)
 	}
 }
 
 // Count is how many files wait in the folder (for doctor).
-func (d Dir) Count() int {
+func (d InboxDir) Count() int {
 	if d.check() != nil {
 		return 0
 	}
@@ -166,16 +166,16 @@ func (d Dir) Count() int {
 // a file applied and then taken again (a crash before its removal) counts
 // once. Files never outlive a boot (the folder is on tmpfs), so the boot id
 // keeps names of different boots apart.
-func (e Entry) Key(bootID string) string {
+func (e InboxEntry) Key(bootID string) string {
 	if len(bootID) > 8 {
 		bootID = bootID[:8]
 	}
 	return "inbox-" + bootID + "-" + e.Name
 }
 
-// Resolution is /proc/uptime's: a record's stamp is the hundredth it was
+// InboxResolution is /proc/uptime's: a record's stamp is the hundredth it was
 // written in.
-const Resolution = 10 * time.Millisecond
+const InboxResolution = 10 * time.Millisecond
 
 // event turns the record into the tracker's event, as `cabinet hook` would
 // have, read at now, after a record stamped after (0: none). The event
@@ -188,9 +188,9 @@ const Resolution = 10 * time.Millisecond
 // time is now's, moved back by the boot clock's time since (a file's own
 // time is too coarse). Files never outlive a boot (tmpfs), so both stamps
 // are of this boot.
-func (e Entry) event(now tracker.Stamp, after time.Duration) (tracker.Event, error) {
+func (e InboxEntry) event(now tracker.Stamp, after time.Duration) (tracker.Event, error) {
 	up := e.Record.Uptime
-	boot := min(max(now.Boot, up), up+Resolution-time.Microsecond)
+	boot := min(max(now.Boot, up), up+InboxResolution-time.Microsecond)
 	if boot <= after {
 		boot = after + time.Microsecond
 	}
@@ -201,15 +201,15 @@ func (e Entry) event(now tracker.Stamp, after time.Duration) (tracker.Event, err
 	return argv.Parse(e.Record.Argv, tracker.Stamp{At: at, Boot: boot, BootID: now.BootID})
 }
 
-// Sequence stamps records in the order they are taken (see Entry.event):
+// InboxSequence stamps records in the order they are taken (see InboxEntry.event):
 // whoever takes them — the daemon as files are closed, a hook running alone
 // after a crash — keeps one, so their events keep that order.
-type Sequence struct{ last time.Duration }
+type InboxSequence struct{ last time.Duration }
 
 // Event is e's event read at now, after every record the sequence stamped
 // before it. A record the binary would have ignored or refused is an error
 // and leaves the sequence as it was.
-func (s *Sequence) Event(e Entry, now tracker.Stamp) (tracker.Event, error) {
+func (s *InboxSequence) Event(e InboxEntry, now tracker.Stamp) (tracker.Event, error) {
 	ev, err := e.event(now, s.last)
 	if err == nil {
 		err = ev.Validate()

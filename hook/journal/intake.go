@@ -1,4 +1,6 @@
-// Package intake is the daemon's write-ahead log for hook events. A hook
+package journal
+
+// The intake log is the daemon's write-ahead log for hook events. A hook
 // waits for the daemon's ack on EmulationStation's path, and the ack means
 // "persisted". Committing the event to the store first costs two fsyncs plus
 // the tracker and every message it produces; appending it here costs one
@@ -14,7 +16,6 @@
 // data. A header holds the current epoch; every record carries the epoch
 // and a checksum. When everything appended has been applied, Done starts a
 // new epoch, which retires the old records without erasing them.
-package intake
 
 import (
 	"encoding/binary"
@@ -30,22 +31,22 @@ import (
 )
 
 const (
-	// Capacity is the file's size: about 800 events of a few hundred bytes,
+	// IntakeCapacity is the file's size: about 800 events of a few hundred bytes,
 	// far more than ES fires between two applies.
-	Capacity = 256 << 10
-	// MaxRecord bounds one record's payload.
-	MaxRecord  = 16 << 10
-	headerSize = 32
-	recHeader  = 16 // length u32, epoch u64, crc u32
-	magic      = "CABINTK1"
+	IntakeCapacity = 256 << 10
+	// MaxIntakeRecord bounds one record's payload.
+	MaxIntakeRecord = 16 << 10
+	headerSize      = 32
+	recHeader       = 16 // length u32, epoch u64, crc u32
+	magic           = "CABINTK1"
 )
 
-// ErrFull means the log has no room left: the caller applies the event to
+// ErrIntakeFull means the log has no room left: the caller applies the event to
 // the store itself (the slow path) until Done makes room.
-var ErrFull = errors.New("intake: log full")
+var ErrIntakeFull = errors.New("intake: log full")
 
-// Log is an open intake file. Its methods are safe for concurrent use.
-type Log struct {
+// IntakeLog is an open intake file. Its methods are safe for concurrent use.
+type IntakeLog struct {
 	mu      sync.Mutex
 	f       *os.File
 	epoch   uint64
@@ -53,15 +54,15 @@ type Log struct {
 	pending [][]byte // appended, not yet Done
 }
 
-// Open opens (creating it when absent) the log at path and reads the
+// OpenIntake opens (creating it when absent) the log at path and reads the
 // records a previous run appended and never marked done: Pending returns
 // them, in order.
-func Open(path string) (*Log, error) {
+func OpenIntake(path string) (*IntakeLog, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open the intake log: %w", err)
 	}
-	l := &Log{f: f}
+	l := &IntakeLog{f: f}
 	if err := l.load(); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("intake log %s: %w", path, err)
@@ -69,23 +70,23 @@ func Open(path string) (*Log, error) {
 	return l, nil
 }
 
-// OpenExisting opens the log at path only if it exists (nil, nil
+// OpenExistingIntake opens the log at path only if it exists (nil, nil
 // otherwise): a hook running alone must not create the daemon's file.
-func OpenExisting(path string) (*Log, error) {
+func OpenExistingIntake(path string) (*IntakeLog, error) {
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
-	return Open(path)
+	return OpenIntake(path)
 }
 
-func (l *Log) load() error {
+func (l *IntakeLog) load() error {
 	fi, err := l.f.Stat()
 	if err != nil {
 		return err
 	}
 	// Read as far as the records go, not the whole file: usually the log
 	// is empty, and a hook running alone reads it on ES's path.
-	limit := int(min(fi.Size(), Capacity))
+	limit := int(min(fi.Size(), IntakeCapacity))
 	buf := make([]byte, 0, min(limit, 32<<10))
 	var (
 		epoch uint64
@@ -98,12 +99,12 @@ func (l *Log) load() error {
 		if _, err := io.ReadFull(io.NewSectionReader(l.f, 0, int64(n)), buf); err != nil {
 			return fmt.Errorf("read: %w", err)
 		}
-		epoch, recs, end = Parse(buf)
-		if n == limit || end+recHeader+MaxRecord <= int64(n) {
+		epoch, recs, end = ParseIntake(buf)
+		if n == limit || end+recHeader+MaxIntakeRecord <= int64(n) {
 			break
 		}
 	}
-	if fi.Size() != Capacity {
+	if fi.Size() != IntakeCapacity {
 		// New, or cut short by hand: give it its full size in real zeros
 		// (not a sparse hole: filling a hole changes metadata, and then
 		// fdatasync is a journal commit).
@@ -125,12 +126,12 @@ func (l *Log) load() error {
 
 // fill writes zeros from size to Capacity and syncs the file and its
 // folder, so the file is there, whole, after a power cut.
-func (l *Log) fill(size int64) error {
-	if size > Capacity {
-		if err := l.f.Truncate(Capacity); err != nil {
+func (l *IntakeLog) fill(size int64) error {
+	if size > IntakeCapacity {
+		if err := l.f.Truncate(IntakeCapacity); err != nil {
 			return fmt.Errorf("resize: %w", err)
 		}
-	} else if _, err := l.f.WriteAt(make([]byte, Capacity-size), size); err != nil {
+	} else if _, err := l.f.WriteAt(make([]byte, IntakeCapacity-size), size); err != nil {
 		return fmt.Errorf("allocate: %w", err)
 	}
 	if err := l.f.Sync(); err != nil {
@@ -144,17 +145,17 @@ func (l *Log) fill(size int64) error {
 }
 
 // Append writes p as one record and returns once it is on disk.
-func (l *Log) Append(p []byte) error {
-	if len(p) == 0 || len(p) > MaxRecord {
-		return fmt.Errorf("intake: record of %d bytes (1 to %d)", len(p), MaxRecord)
+func (l *IntakeLog) Append(p []byte) error {
+	if len(p) == 0 || len(p) > MaxIntakeRecord {
+		return fmt.Errorf("intake: record of %d bytes (1 to %d)", len(p), MaxIntakeRecord)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {
 		return errors.New("intake: log closed")
 	}
-	if l.off+recHeader+int64(len(p)) > Capacity {
-		return ErrFull
+	if l.off+recHeader+int64(len(p)) > IntakeCapacity {
+		return ErrIntakeFull
 	}
 	rec := make([]byte, recHeader+len(p))
 	binary.LittleEndian.PutUint32(rec[0:], uint32(len(p)))
@@ -175,7 +176,7 @@ func (l *Log) Append(p []byte) error {
 }
 
 // Pending returns the records not yet marked done, oldest first.
-func (l *Log) Pending() [][]byte {
+func (l *IntakeLog) Pending() [][]byte {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([][]byte(nil), l.pending...)
@@ -183,7 +184,7 @@ func (l *Log) Pending() [][]byte {
 
 // Done marks the n oldest pending records as applied. When none remain it
 // starts a new epoch, which retires every record in the file.
-func (l *Log) Done(n int) error {
+func (l *IntakeLog) Done(n int) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if n < 0 || n > len(l.pending) {
@@ -204,7 +205,7 @@ func (l *Log) Done(n int) error {
 	return nil
 }
 
-func (l *Log) writeHeader() error {
+func (l *IntakeLog) writeHeader() error {
 	var h [headerSize]byte
 	copy(h[:], magic)
 	binary.LittleEndian.PutUint64(h[8:], l.epoch)
@@ -219,7 +220,7 @@ func (l *Log) writeHeader() error {
 }
 
 // Close closes the file; pending records stay for the next Open.
-func (l *Log) Close() error {
+func (l *IntakeLog) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {
@@ -230,12 +231,12 @@ func (l *Log) Close() error {
 	return err
 }
 
-// Parse reads a log image: the epoch in force (0 when there is none), the
+// ParseIntake reads a log image: the epoch in force (0 when there is none), the
 // records of that epoch in order, and the offset after the last one. It
 // stops at the first record that is absent, torn, of another epoch or
 // damaged: appends are sequential and each is synced before the next, so
 // anything after it was never acknowledged.
-func Parse(b []byte) (epoch uint64, recs [][]byte, end int64) {
+func ParseIntake(b []byte) (epoch uint64, recs [][]byte, end int64) {
 	if len(b) < headerSize {
 		return 0, nil, headerSize
 	}
@@ -248,7 +249,7 @@ func Parse(b []byte) (epoch uint64, recs [][]byte, end int64) {
 	off := int64(headerSize)
 	for epoch != 0 && off+recHeader <= int64(len(b)) {
 		n := int64(binary.LittleEndian.Uint32(b[off:]))
-		if n == 0 || n > MaxRecord || off+recHeader+n > int64(len(b)) {
+		if n == 0 || n > MaxIntakeRecord || off+recHeader+n > int64(len(b)) {
 			break
 		}
 		if binary.LittleEndian.Uint64(b[off+4:]) != epoch {
