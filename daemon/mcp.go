@@ -13,6 +13,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/batocera-cabinet/cabinet/daemon/library/install"
+	"github.com/batocera-cabinet/cabinet/daemon/library/requests"
 	"github.com/batocera-cabinet/cabinet/daemon/tools"
 	"github.com/batocera-cabinet/cabinet/hook/store"
 )
@@ -28,7 +30,7 @@ type mcpSet struct {
 }
 
 func (d *Daemon) buildMCP(cfg *Config) error {
-	extra := tools.Deps{History: history{d.eng.store()}, Installs: d.eng.store(), Requests: wakingRequests{d.eng.store(), d.requestsWake},
+	extra := tools.Deps{History: history{d.eng.store()}, Installs: install.Kept{DB: d.eng.store()}, Requests: wakingRequests{requests.Kept{DB: d.eng.store()}, d.requestsWake},
 		Clock: d.clock, Daemon: d}
 	normal, err := tools.Build(cfg.Tools, d.opts.Version, false, extra)
 	if err != nil {
@@ -146,23 +148,23 @@ func (s StoreInstalls) with(fn func(*store.Store) error) error {
 }
 
 // PutInstall implements install.Records.
-func (s StoreInstalls) PutInstall(in store.Install) error {
-	return s.with(func(st *store.Store) error { return st.PutInstall(in) })
+func (s StoreInstalls) PutInstall(in install.Install) error {
+	return s.with(func(st *store.Store) error { return install.Kept{DB: st}.PutInstall(in) })
 }
 
 // InstallAt implements install.Records.
-func (s StoreInstalls) InstallAt(path string) (in store.Install, err error) {
-	err = s.with(func(st *store.Store) error { in, err = st.InstallAt(path); return err })
+func (s StoreInstalls) InstallAt(path string) (in install.Install, err error) {
+	err = s.with(func(st *store.Store) error { in, err = install.Kept{DB: st}.InstallAt(path); return err })
 	return in, err
 }
 
 // Installs implements install.Records.
-func (s StoreInstalls) Installs() (all []store.Install, err error) {
-	err = s.with(func(st *store.Store) error { all, err = st.Installs(); return err })
+func (s StoreInstalls) Installs() (all []install.Install, err error) {
+	err = s.with(func(st *store.Store) error { all, err = install.Kept{DB: st}.Installs(); return err })
 	return all, err
 }
 
 // DeleteInstall implements install.Records.
 func (s StoreInstalls) DeleteInstall(path string) error {
-	return s.with(func(st *store.Store) error { return st.DeleteInstall(path) })
+	return s.with(func(st *store.Store) error { return install.Kept{DB: st}.DeleteInstall(path) })
 }

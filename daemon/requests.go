@@ -85,13 +85,13 @@ func (d *Daemon) followRequestsOn(ctx context.Context, wake <-chan struct{}) err
 // wakingRequests is the store as the daemon's tools write requests to it: a new or changed
 // request wakes the follower (a full wake channel already has a pass coming).
 type wakingRequests struct {
-	*store.Store
+	requests.Kept
 	wake chan<- struct{}
 }
 
 // PutRequest implements tools.RequestStore.
-func (w wakingRequests) PutRequest(r store.Request) error {
-	err := w.Store.PutRequest(r)
+func (w wakingRequests) PutRequest(r requests.Request) error {
+	err := w.Kept.PutRequest(r)
 	if err == nil {
 		w.nudge()
 	}
@@ -99,8 +99,8 @@ func (w wakingRequests) PutRequest(r store.Request) error {
 }
 
 // UpdateRequest implements tools.RequestStore.
-func (w wakingRequests) UpdateRequest(id string, fn func(*store.Request) error) error {
-	err := w.Store.UpdateRequest(id, fn)
+func (w wakingRequests) UpdateRequest(id string, fn func(*requests.Request) error) error {
+	err := w.Kept.UpdateRequest(id, fn)
 	if err == nil {
 		w.nudge()
 	}
@@ -135,7 +135,7 @@ func (d *Daemon) requestsLinkFor(link *requestsLink) *requestsLink {
 }
 
 func (d *Daemon) newRequestsLink(k requestsKey) *requestsLink {
-	f := &requests.Follower{Store: d.eng.store(), Platforms: platforms.Default().WithOverrides(k.platformMap), Now: d.clock.Now,
+	f := &requests.Follower{Store: requests.Kept{DB: d.eng.store()}, Platforms: platforms.Default().WithOverrides(k.platformMap), Now: d.clock.Now,
 		Playing: func() bool { return d.eng.snapshot().Playing },
 		Screen:  pairing.CabinetScreen{ES: d.es(), RetroArch: retroarch.New(k.retroArchAddr, retroarch.WithTimeout(time.Second))}}
 	if k.romarrURL != "" {
@@ -158,7 +158,7 @@ func (d *Daemon) newRequestsLink(k requestsKey) *requestsLink {
 // PendingRequests counts the library requests still followed (doctor); 0 when the store
 // cannot say.
 func (d *Daemon) PendingRequests() int {
-	n, err := d.eng.store().OpenRequests()
+	n, err := requests.Kept{DB: d.eng.store()}.OpenRequests()
 	if err != nil {
 		return 0
 	}
@@ -175,17 +175,17 @@ func (s StoreRequests) with(fn func(*store.Store) error) error {
 }
 
 // PutRequest implements tools.RequestStore.
-func (s StoreRequests) PutRequest(r store.Request) error {
-	return s.with(func(st *store.Store) error { return st.PutRequest(r) })
+func (s StoreRequests) PutRequest(r requests.Request) error {
+	return s.with(func(st *store.Store) error { return requests.Kept{DB: st}.PutRequest(r) })
 }
 
 // UpdateRequest implements tools.RequestStore.
-func (s StoreRequests) UpdateRequest(id string, fn func(*store.Request) error) error {
-	return s.with(func(st *store.Store) error { return st.UpdateRequest(id, fn) })
+func (s StoreRequests) UpdateRequest(id string, fn func(*requests.Request) error) error {
+	return s.with(func(st *store.Store) error { return requests.Kept{DB: st}.UpdateRequest(id, fn) })
 }
 
 // Requests implements tools.RequestStore.
-func (s StoreRequests) Requests() (all []store.Request, err error) {
-	err = s.with(func(st *store.Store) error { all, err = st.Requests(); return err })
+func (s StoreRequests) Requests() (all []requests.Request, err error) {
+	err = s.with(func(st *store.Store) error { all, err = requests.Kept{DB: st}.Requests(); return err })
 	return all, err
 }

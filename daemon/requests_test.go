@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batocera-cabinet/cabinet/daemon/library/requests"
 	"github.com/batocera-cabinet/cabinet/hook/store"
 	"github.com/batocera-cabinet/cabinet/simulator"
 	"github.com/batocera-cabinet/cabinet/simulator/fakees"
@@ -50,29 +51,29 @@ func TestDaemonFollowsRequests(t *testing.T) {
 		}
 		defer st.Close()
 		now := r.clock.Now()
-		installID, oldID = store.NewRequestID(now), store.NewRequestID(now.Add(-7*24*time.Hour+time.Minute))
-		for _, q := range []store.Request{
-			{ID: installID, Game: "Cosmic Crusade", Platform: "snes", System: "snes", Install: true, State: store.RequestDownloading,
+		installID, oldID = requests.NewID(now), requests.NewID(now.Add(-7*24*time.Hour+time.Minute))
+		for _, q := range []requests.Request{
+			{ID: installID, Game: "Cosmic Crusade", Platform: "snes", System: "snes", Install: true, State: requests.StateDownloading,
 				CreatedAt: now, UpdatedAt: now, NextCheck: now},
-			{ID: oldID, Game: "Chrono Trigger", Platform: "snes", System: "snes", State: store.RequestSearching,
+			{ID: oldID, Game: "Chrono Trigger", Platform: "snes", System: "snes", State: requests.StateSearching,
 				CreatedAt: now.Add(-7*24*time.Hour + time.Minute), UpdatedAt: now, NextCheck: now},
 		} {
-			if err := st.PutRequest(q); err != nil {
+			if err := (requests.Kept{DB: st}).PutRequest(q); err != nil {
 				t.Fatal(err)
 			}
 		}
 	})
-	r.logged("library request moved", map[string]string{"request": installID, "to": store.RequestInstalled})
+	r.logged("library request moved", map[string]string{"request": installID, "to": requests.StateInstalled})
 	var path string
 	for _, q := range mustRequests(t, r) {
 		switch q.ID {
 		case installID:
-			if q.State != store.RequestInstalled || q.ROMID == 0 || !strings.Contains(q.Detail, "/userdata/roms/snes/") {
+			if q.State != requests.StateInstalled || q.ROMID == 0 || !strings.Contains(q.Detail, "/userdata/roms/snes/") {
 				t.Fatalf("installed request %+v", q)
 			}
 			path = q.Detail[strings.Index(q.Detail, "/userdata/"):strings.Index(q.Detail, " in snes")]
 		case oldID:
-			if q.State != store.RequestSearching || !strings.Contains(q.Detail, "2 search(es) so far") {
+			if q.State != requests.StateSearching || !strings.Contains(q.Detail, "2 search(es) so far") {
 				t.Fatalf("searching request %+v", q)
 			}
 		}
@@ -92,7 +93,7 @@ func TestDaemonFollowsRequests(t *testing.T) {
 	}
 
 	r.clock.Advance(requestsInterval)
-	r.logged("library request moved", map[string]string{"request": oldID, "to": store.RequestExpired})
+	r.logged("library request moved", map[string]string{"request": oldID, "to": requests.StateExpired})
 	if n := r.d.PendingRequests(); n != 0 {
 		t.Fatalf("PendingRequests() = %d after the expiry, want 0", n)
 	}
@@ -103,9 +104,9 @@ func TestDaemonFollowsRequests(t *testing.T) {
 	}
 }
 
-func mustRequests(t *testing.T, r *rig) []store.Request {
+func mustRequests(t *testing.T, r *rig) []requests.Request {
 	t.Helper()
-	all, err := r.d.Store().Requests()
+	all, err := requests.Kept{DB: r.d.Store()}.Requests()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,12 +116,12 @@ func mustRequests(t *testing.T, r *rig) []store.Request {
 func TestStoreRequests(t *testing.T) {
 	s := StoreRequests{Path: filepath.Join(t.TempDir(), "cabinet.db")}
 	now := time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
-	q := store.Request{ID: store.NewRequestID(now), Game: "Chrono Trigger", Platform: "snes", State: store.RequestPending,
+	q := requests.Request{ID: requests.NewID(now), Game: "Chrono Trigger", Platform: "snes", State: requests.StatePending,
 		CreatedAt: now, UpdatedAt: now, NextCheck: now}
 	if err := s.PutRequest(q); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.UpdateRequest(q.ID, func(r *store.Request) error { r.Install = true; return nil }); err != nil {
+	if err := s.UpdateRequest(q.ID, func(r *requests.Request) error { r.Install = true; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	all, err := s.Requests()
@@ -136,9 +137,9 @@ func TestWakingRequests(t *testing.T) {
 	}
 	defer st.Close()
 	wake := make(chan struct{}, 1)
-	w := wakingRequests{Store: st, wake: wake}
+	w := wakingRequests{Kept: requests.Kept{DB: st}, wake: wake}
 	now := time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
-	q := store.Request{ID: store.NewRequestID(now), Game: "Chrono Trigger", Platform: "snes", State: store.RequestPending,
+	q := requests.Request{ID: requests.NewID(now), Game: "Chrono Trigger", Platform: "snes", State: requests.StatePending,
 		CreatedAt: now, UpdatedAt: now, NextCheck: now}
 	for i := range 2 { // the second put finds the channel full and does not block
 		if err := w.PutRequest(q); err != nil {
@@ -149,11 +150,11 @@ func TestWakingRequests(t *testing.T) {
 		}
 	}
 	<-wake
-	if err := w.UpdateRequest(q.ID, func(r *store.Request) error { r.Install = true; return nil }); err != nil || len(wake) != 1 {
+	if err := w.UpdateRequest(q.ID, func(r *requests.Request) error { r.Install = true; return nil }); err != nil || len(wake) != 1 {
 		t.Fatalf("a changed request: %v, %d wakes", err, len(wake))
 	}
 	<-wake
-	if err := w.PutRequest(store.Request{}); err == nil || len(wake) != 0 {
+	if err := w.PutRequest(requests.Request{}); err == nil || len(wake) != 0 {
 		t.Fatalf("a refused request: %v, %d wakes; want an error and no wake", err, len(wake))
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/batocera-cabinet/cabinet/daemon/library/install"
 	"github.com/batocera-cabinet/cabinet/daemon/library/pairing"
 	"github.com/batocera-cabinet/cabinet/daemon/library/platforms"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romhash"
@@ -89,11 +90,11 @@ func (d *Daemon) newRomMLink(cfg RomMReport) (*rommLink, error) {
 		Path:   func(p string) string { return filepath.Join(root, p) },
 		Limits: romhash.Limits{MaxFileBytes: 256 << 20},
 		Installed: func(rom string) (int, bool) {
-			rec, err := d.eng.store().InstallAt(rom)
+			rec, err := install.Kept{DB: d.eng.store()}.InstallAt(rom)
 			return rec.ROMID, err == nil && rec.RomM == cfg.URL && rec.ROMID > 0
 		}}
 	return &rommLink{cfg: cfg, client: c, resolver: res,
-		reporter: &rommreport.Reporter{Store: d.eng.store(), Post: rommreport.RomMPoster{Client: c, DeviceID: cfg.DeviceID},
+		reporter: &rommreport.Reporter{Store: rommreport.Marks{DB: d.eng.store()}, Post: rommreport.RomMPoster{Client: c, DeviceID: cfg.DeviceID},
 			Resolve: res, Since: cfg.Since, Now: d.clock.Now}}, nil
 }
 

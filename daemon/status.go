@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon/es"
+	"github.com/batocera-cabinet/cabinet/daemon/rommreport"
 	"github.com/batocera-cabinet/cabinet/hook/store"
 )
 
@@ -70,7 +71,7 @@ func (d *Daemon) Status() Status {
 	}
 	st.PendingRequests = d.PendingRequests()
 	if r := d.cfg.RomM; r.enabled() {
-		if c, err := d.eng.store().RommStats(r.Since); err == nil {
+		if c, err := (rommreport.Marks{DB: d.eng.store()}).Stats(r.Since); err == nil {
 			st.RomM = &RomMStatus{Delivered: c.Delivered, Unmatched: c.Unmatched, Waiting: c.Pending + c.Retrying,
 				Device: d.romm.text, DeviceProblem: d.romm.problem, LastError: d.romm.lastErr}
 		}

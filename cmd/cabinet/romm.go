@@ -440,7 +440,7 @@ func (c *rommCommand) sync(ctx context.Context, args []string) error {
 	}
 	defer db.Close()
 	root := cfg.Root
-	rep := &rommreport.Reporter{Store: db, Post: rommreport.RomMPoster{Client: client, DeviceID: r.DeviceID},
+	rep := &rommreport.Reporter{Store: rommreport.Marks{DB: db}, Post: rommreport.RomMPoster{Client: client, DeviceID: r.DeviceID},
 		Resolve: &rommreport.FileResolver{Lookup: rommreport.RomMLookup{Client: client, Platforms: platforms.Default().WithOverrides(cfg.RomM.PlatformMap)},
 			Path: func(p string) string { return filepath.Join(root, p) }},
 		Since: r.Since}

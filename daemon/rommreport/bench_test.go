@@ -67,7 +67,7 @@ func BenchmarkBacklog10k(b *testing.B) {
 		}); err != nil {
 			b.Fatal(err)
 		}
-		r := &Reporter{Store: st, Post: RomMPoster{Client: c, DeviceID: device}, Resolve: knownROM(fakeromm.ROMAlphaQuest), Since: t0}
+		r := &Reporter{Store: Marks{st}, Post: RomMPoster{Client: c, DeviceID: device}, Resolve: knownROM(fakeromm.ROMAlphaQuest), Since: t0}
 		start := time.Now()
 		pass, err := r.Drain(ctx)
 		took := time.Since(start)

@@ -1,6 +1,6 @@
 // Package rommreport sends the play sessions the tracker logs to RomM's
 // play history once the cabinet is paired. The store's session history is
-// the queue (hook/store RommPending/MarkRomm): whoever logs a
+// the queue (Marks, over the store's sessions): whoever logs a
 // session queues it, and the daemon's Reporter drains it — in order, in
 // batches RomM accepts, with backoff, exactly once from Cabinet's side
 // (RomM answers duplicate for a session it has, and that counts as
@@ -16,13 +16,12 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
-	"github.com/batocera-cabinet/cabinet/hook/store"
 )
 
-// Store is the queue: the store's session history and RomM marks.
+// Store is the queue: the store's session history and RomM marks (Marks on a cabinet).
 type Store interface {
-	RommPending(since, now time.Time, limit int) ([]store.RommItem, error)
-	MarkRomm(marks map[string]store.RommMark) error
+	Pending(since, now time.Time, limit int) ([]Item, error)
+	Mark(marks map[string]Mark) error
 }
 
 // Session is one session as RomM takes it.
@@ -123,14 +122,14 @@ func (r *Reporter) drain(ctx context.Context) (Pass, error) {
 	var p Pass
 	now := r.now()
 	for {
-		pending, err := r.Store.RommPending(r.Since, now, MaxBatch)
+		pending, err := r.Store.Pending(r.Since, now, MaxBatch)
 		if err != nil {
 			return p, fmt.Errorf("read the sessions RomM still lacks: %w", err)
 		}
 		if len(pending) == 0 {
 			return p, nil
 		}
-		marks := map[string]store.RommMark{}
+		marks := map[string]Mark{}
 		var batch []Session
 		var ids []string
 		var stop error // RomM failed a lookup: the rest of the queue waits
@@ -142,7 +141,7 @@ func (r *Reporter) drain(ctx context.Context) (Pass, error) {
 			case ctx.Err() != nil:
 				return p, ctx.Err()
 			case err != nil && it.Mark.Attempts+1 < maxBlocking:
-				marks[s.ID] = store.RommMark{State: store.RommRetry, Attempts: it.Mark.Attempts + 1, NextTry: now,
+				marks[s.ID] = Mark{State: Retry, Attempts: it.Mark.Attempts + 1, NextTry: now,
 					Detail: untrusted.Clean(err.Error(), 300)}
 				p.Retrying++
 				stop = fmt.Errorf("look up the game of a session in RomM: %w", err)
@@ -151,17 +150,17 @@ func (r *Reporter) drain(ctx context.Context) (Pass, error) {
 				marks[s.ID] = retry(0, it.Mark.Attempts, now, err.Error())
 				p.Retrying++
 			case !known:
-				marks[s.ID] = store.RommMark{State: store.RommUnmatched, Detail: "RomM does not have this game"}
+				marks[s.ID] = Mark{State: Unmatched, Detail: "RomM does not have this game"}
 				p.Unmatched++
 			case !s.Ended.After(s.Started):
 				// RomM refuses an end not after the start; the tracker never
 				// logs one, but a damaged record must not be retried for ever.
-				marks[s.ID] = store.RommMark{State: store.RommUnmatched, ROMID: id, Detail: "the session ends before it starts"}
+				marks[s.ID] = Mark{State: Unmatched, ROMID: id, Detail: "the session ends before it starts"}
 				p.Unmatched++
 			default:
 				batch = append(batch, Session{ROMID: id, Start: s.Started, End: s.Ended, Duration: s.Duration})
 				ids = append(ids, s.ID)
-				marks[s.ID] = store.RommMark{State: store.RommDelivered, ROMID: id, Attempts: it.Mark.Attempts}
+				marks[s.ID] = Mark{State: Delivered, ROMID: id, Attempts: it.Mark.Attempts}
 			}
 		}
 		if len(batch) > 0 {
@@ -175,7 +174,7 @@ func (r *Reporter) drain(ctx context.Context) (Pass, error) {
 				for _, id := range ids {
 					delete(marks, id)
 				}
-				if merr := r.Store.MarkRomm(marks); merr != nil {
+				if merr := r.Store.Mark(marks); merr != nil {
 					return p, fmt.Errorf("record RomM's answer: %w", merr)
 				}
 				if errors.Is(err, context.Canceled) {
@@ -194,7 +193,7 @@ func (r *Reporter) drain(ctx context.Context) (Pass, error) {
 				}
 			}
 		}
-		if err := r.Store.MarkRomm(marks); err != nil {
+		if err := r.Store.Mark(marks); err != nil {
 			return p, fmt.Errorf("record RomM's answer: %w", err)
 		}
 		if stop != nil {
@@ -209,12 +208,12 @@ func (r *Reporter) drain(ctx context.Context) (Pass, error) {
 // retry marks a session RomM refused for a later pass: MinBackoff after
 // the first failure, doubling with each, at most MaxBackoff — a refusal
 // costs a handful of tries a day, not thousands.
-func retry(romID, before int, now time.Time, why string) store.RommMark {
+func retry(romID, before int, now time.Time, why string) Mark {
 	wait := MinBackoff
 	for i := 0; i < before && wait < MaxBackoff; i++ {
 		wait *= 2
 	}
-	return store.RommMark{State: store.RommRetry, ROMID: romID, Attempts: before + 1, NextTry: now.Add(min(wait, MaxBackoff)),
+	return Mark{State: Retry, ROMID: romID, Attempts: before + 1, NextTry: now.Add(min(wait, MaxBackoff)),
 		Detail: untrusted.Clean(why, 300)}
 }
 

@@ -79,7 +79,7 @@ func TestDrainInOrderInBatchesWithRetries(t *testing.T) {
 	}
 	now := t0.Add(24 * time.Hour)
 	p := &poster{failNext: 0, seen: map[string]bool{}}
-	r := &Reporter{Store: st, Post: p, Resolve: resolver{}, Since: t0, Now: func() time.Time { return now }}
+	r := &Reporter{Store: Marks{st}, Post: p, Resolve: resolver{}, Since: t0, Now: func() time.Time { return now }}
 
 	// RomM fails the second batch: the first is delivered, the rest waits.
 	p.failNext = 0
@@ -128,8 +128,8 @@ func TestDrainInOrderInBatchesWithRetries(t *testing.T) {
 	if pass, err := r.Drain(context.Background()); err != nil || pass.Delivered != 1 || !r.Due() {
 		t.Errorf("after RomM came back: %+v, %v (due %v)", pass, err, r.Due())
 	}
-	c, _ := st.RommStats(t0)
-	if c != (store.RommCounts{Delivered: n, Unmatched: 1}) {
+	c, _ := Marks{st}.Stats(t0)
+	if c != (Counts{Delivered: n, Unmatched: 1}) {
 		t.Errorf("stats %+v", c)
 	}
 }
@@ -149,11 +149,11 @@ func TestDrainAfterCrashSendsDuplicates(t *testing.T) {
 	})
 	p := &poster{seen: map[string]bool{}}
 	p.Post(context.Background(), []Session{{ROMID: len("game"), Start: t0, End: t0.Add(time.Hour)}}) // the lost pass
-	r := &Reporter{Store: st, Post: p, Resolve: resolver{}, Since: t0, Now: func() time.Time { return t0.Add(2 * time.Hour) }}
+	r := &Reporter{Store: Marks{st}, Post: p, Resolve: resolver{}, Since: t0, Now: func() time.Time { return t0.Add(2 * time.Hour) }}
 	if pass, err := r.Drain(context.Background()); err != nil || pass.Delivered != 1 {
 		t.Fatalf("%+v, %v", pass, err)
 	}
-	if c, _ := st.RommStats(t0); c.Delivered != 1 || c.Pending != 0 {
+	if c, _ := (Marks{st}).Stats(t0); c.Delivered != 1 || c.Pending != 0 {
 		t.Errorf("stats %+v", c)
 	}
 }
@@ -196,7 +196,7 @@ func TestRomMDownThenBack(t *testing.T) {
 	now := t0
 	f := &flaky{poster: poster{seen: map[string]bool{}}, down: true}
 	look := lookupDown{down: map[string]bool{}}
-	r := &Reporter{Store: st, Post: f, Resolve: look, Since: t0, Now: func() time.Time { return now }}
+	r := &Reporter{Store: Marks{st}, Post: f, Resolve: look, Since: t0, Now: func() time.Time { return now }}
 	const n = 100
 	for i := range n {
 		at := t0.Add(time.Duration(i) * time.Minute)
@@ -213,7 +213,7 @@ func TestRomMDownThenBack(t *testing.T) {
 			}
 		}
 	}
-	if c, _ := st.RommStats(t0); c.Pending != n || c.Delivered != 0 {
+	if c, _ := (Marks{st}).Stats(t0); c.Pending != n || c.Delivered != 0 {
 		t.Fatalf("while RomM is down: %+v, want all %d pending", c, n)
 	}
 	f.down = false
@@ -263,7 +263,7 @@ func TestRomMDownThenBack(t *testing.T) {
 	if pass, err := r.Drain(context.Background()); err != nil || pass.Delivered != 1 {
 		t.Fatalf("the stuck session, once its lookup works: %+v, %v", pass, err)
 	}
-	if c, _ := st.RommStats(t0); c != (store.RommCounts{Delivered: n + 3}) {
+	if c, _ := (Marks{st}).Stats(t0); c != (Counts{Delivered: n + 3}) {
 		t.Errorf("stats %+v", c)
 	}
 }

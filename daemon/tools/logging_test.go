@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/batocera-cabinet/cabinet/daemon/library/install"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romarr"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romm"
 	store "github.com/batocera-cabinet/cabinet/hook/store"
@@ -174,7 +175,7 @@ func newLogRig(t *testing.T) *logRig {
 	s := Settings{ESURL: cab.ESURL(), RetroArchAddr: cab.RetroArchAddr(), Paths: DefaultPaths().Resolve(cab.Path),
 		Name: "Game Room", Root: cab.Root, RomM: RomMSettings{URL: cab.RomMURL(), Token: cab.RomM.Token()},
 		AllowInstall: true, InstallLock: filepath.Join(t.TempDir(), "install.lock")}
-	srv, err := Build(s, "1.2.3", false, Deps{Installs: st})
+	srv, err := Build(s, "1.2.3", false, Deps{Installs: install.Kept{DB: st}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/daemon/library/install"
-	store "github.com/batocera-cabinet/cabinet/hook/store"
 
 	"github.com/batocera-cabinet/cabinet/daemon/library/oncabinet"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romhash"
@@ -26,7 +25,7 @@ type cabinetMarker struct {
 
 // installed maps the RomM ids of the games Cabinet installed from this
 // RomM, and that are still on the cabinet, to their records.
-func (m *cabinetMarker) installed() map[int]store.Install {
+func (m *cabinetMarker) installed() map[int]install.Install {
 	if m.installs == nil {
 		return nil
 	}
@@ -34,7 +33,7 @@ func (m *cabinetMarker) installed() map[int]store.Install {
 	if err != nil {
 		return nil
 	}
-	out := map[int]store.Install{}
+	out := map[int]install.Install{}
 	for _, r := range all {
 		if r.RomM == m.rommURL && r.Listed {
 			out[r.ROMID] = r

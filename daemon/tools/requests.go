@@ -9,17 +9,17 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/batocera-cabinet/cabinet/daemon/library/requests"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romarr"
 	"github.com/batocera-cabinet/cabinet/daemon/tools/search"
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
-	store "github.com/batocera-cabinet/cabinet/hook/store"
 )
 
 // RequestStore keeps the library requests (the daemon's store, or one opened per call).
 type RequestStore interface {
-	PutRequest(store.Request) error
-	UpdateRequest(id string, fn func(*store.Request) error) error
-	Requests() ([]store.Request, error)
+	PutRequest(requests.Request) error
+	UpdateRequest(id string, fn func(*requests.Request) error) error
+	Requests() ([]requests.Request, error)
 }
 
 type libraryRequestArgs struct {
@@ -68,7 +68,7 @@ func libraryRequestTool(d requestDeps) (mcp.Tool, server.ToolHandlerFunc) {
 		),
 		withOutput(actionProps(
 			req("request_id", nullable(str("The request's id (library_requests); null in a dry run."))),
-			req("state", nullable(str("Where the request stands; null in a dry run.", enum(store.RequestStates()...)))),
+			req("state", nullable(str("Where the request stands; null in a dry run.", enum(requests.States()...)))),
 		)...))
 	return t, typed(func(ctx context.Context, a libraryRequestArgs) (LibraryRequestResult, error) {
 		return d.request(ctx, a)
@@ -104,7 +104,7 @@ func (d requestDeps) request(ctx context.Context, a libraryRequestArgs) (Library
 		return LibraryRequestResult{}, refuse("Could not read the library requests: %s", untrusted.Clean(err.Error(), maxErrorRunes))
 	}
 	open := 0
-	var arrived *store.Request // the newest request of the game that reached RomM
+	var arrived *requests.Request // the newest request of the game that reached RomM
 	for i, r := range all {
 		same := strings.EqualFold(r.Platform, platform) && search.Fold(r.Game) == search.Fold(game)
 		switch {
@@ -112,12 +112,12 @@ func (d requestDeps) request(ctx context.Context, a libraryRequestArgs) (Library
 			return d.again(r, a.Install, warnings)
 		case r.Open():
 			open++
-		case same && arrived == nil && r.ROMID > 0 && (r.State == store.RequestInRomM || r.State == store.RequestInstalled):
+		case same && arrived == nil && r.ROMID > 0 && (r.State == requests.StateInRomM || r.State == requests.StateInstalled):
 			arrived = &all[i]
 		}
 	}
-	if open >= store.MaxOpenRequests {
-		return LibraryRequestResult{}, refuse("%s", store.ErrTooManyRequests.Error())
+	if open >= requests.MaxOpen {
+		return LibraryRequestResult{}, refuse("%s", requests.ErrTooMany.Error())
 	}
 	if arrived != nil {
 		return d.inRomM(*arrived, a.Install, warnings)
@@ -154,16 +154,16 @@ func (d requestDeps) request(ctx context.Context, a libraryRequestArgs) (Library
 		return LibraryRequestResult{ActionResult: actionResult(d.cabinet, outcomeDryRun,
 			fmt.Sprintf("Would ask ROMarr for %s (%s) and follow the request %s.", game, platform, then), []string{sent}, warnings)}, nil
 	}
-	state, detail := store.RequestDownloading, ""
+	state, detail := requests.StateDownloading, ""
 	switch {
 	case askErr != nil:
-		state, detail = store.RequestPending, "ROMarr did not answer in time; it may still be searching."
+		state, detail = requests.StatePending, "ROMarr did not answer in time; it may still be searching."
 		warnings = append(warnings, "ROMarr did not answer in time: Cabinet recorded the request and looks for it in ROMarr's queue.")
 	case !res.OK && strings.HasPrefix(res.Error, "unknown platform"):
 		return LibraryRequestResult{}, refuse("ROMarr does not know the platform %q (%s): name a Batocera system folder such as snes or megadrive, "+
 			"or ROMarr's own slug. Nothing was recorded.", platform, res.Error)
 	case !res.OK:
-		state = store.RequestSearching
+		state = requests.StateSearching
 		detail = fmt.Sprintf("ROMarr has found no usable release yet (%s); it searches again on its own schedule.", res.Error)
 	case res.Release != "":
 		detail = fmt.Sprintf("ROMarr handed %s to its download client.", res.Release)
@@ -171,10 +171,10 @@ func (d requestDeps) request(ctx context.Context, a libraryRequestArgs) (Library
 		detail = "ROMarr handed a release to its download client."
 	}
 	now := d.clock.Now()
-	rec := store.Request{ID: store.NewRequestID(now), Game: game, Platform: platform, System: system, Install: a.Install,
+	rec := requests.Request{ID: requests.NewID(now), Game: game, Platform: platform, System: system, Install: a.Install,
 		State: state, Detail: untrusted.Clean(detail, 300), Release: res.Release, CreatedAt: now, UpdatedAt: now, NextCheck: now}
 	if err := d.store.PutRequest(rec); err != nil {
-		if errors.Is(err, store.ErrTooManyRequests) {
+		if errors.Is(err, requests.ErrTooMany) {
 			return LibraryRequestResult{}, refuse("ROMarr has the request, but Cabinet does not follow it: %s", err.Error())
 		}
 		return LibraryRequestResult{}, refuse("ROMarr has the request, but Cabinet could not record it to follow it (%s): ask again "+
@@ -182,13 +182,13 @@ func (d requestDeps) request(ctx context.Context, a libraryRequestArgs) (Library
 	}
 	var said string
 	switch state {
-	case store.RequestDownloading:
+	case requests.StateDownloading:
 		said = fmt.Sprintf("ROMarr is fetching %s (%s)", game, platform)
 		if res.Release != "" {
 			said += ": " + res.Release
 		}
 		said += "."
-	case store.RequestSearching:
+	case requests.StateSearching:
 		said = fmt.Sprintf("ROMarr found no release of %s (%s) yet: %s. It stays on ROMarr's wanted list.", game, platform, res.Error)
 	default:
 		said = fmt.Sprintf("Asked ROMarr for %s (%s); it did not answer in time.", game, platform)
@@ -199,7 +199,7 @@ func (d requestDeps) request(ctx context.Context, a libraryRequestArgs) (Library
 }
 
 // again answers a request for a game already followed: unchanged, or with the install added.
-func (d requestDeps) again(r store.Request, installIt bool, warnings []string) (LibraryRequestResult, error) {
+func (d requestDeps) again(r requests.Request, installIt bool, warnings []string) (LibraryRequestResult, error) {
 	id, state := r.ID, r.State
 	name := fmt.Sprintf("%s (%s)", untrusted.Clean(r.Game, 100), untrusted.Clean(r.Platform, maxIdent))
 	if !installIt || r.Install {
@@ -211,9 +211,9 @@ func (d requestDeps) again(r store.Request, installIt bool, warnings []string) (
 		return LibraryRequestResult{ActionResult: actionResult(d.cabinet, outcomeDryRun,
 			fmt.Sprintf("Would install %s once it is in RomM (Cabinet follows it already: %s).", name, state), nil, warnings)}, nil
 	}
-	if err := d.store.UpdateRequest(r.ID, func(q *store.Request) error {
+	if err := d.store.UpdateRequest(r.ID, func(q *requests.Request) error {
 		q.Install = true
-		if q.State == store.RequestInRomM {
+		if q.State == requests.StateInRomM {
 			q.NextCheck = d.clock.Now()
 		}
 		return nil
@@ -227,7 +227,7 @@ func (d requestDeps) again(r store.Request, installIt bool, warnings []string) (
 
 // inRomM answers a request for a game an earlier request brought into RomM: ROMarr is not asked
 // again (it would fetch the game a second time); with install, a new request installs it.
-func (d requestDeps) inRomM(r store.Request, installIt bool, warnings []string) (LibraryRequestResult, error) {
+func (d requestDeps) inRomM(r requests.Request, installIt bool, warnings []string) (LibraryRequestResult, error) {
 	name := fmt.Sprintf("%s (%s)", untrusted.Clean(r.Game, 100), untrusted.Clean(r.Platform, maxIdent))
 	if !installIt {
 		id, state := r.ID, r.State
@@ -240,8 +240,8 @@ func (d requestDeps) inRomM(r store.Request, installIt bool, warnings []string) 
 			fmt.Sprintf("Would install %s, which is in RomM already (rom_id %d).", name, r.ROMID), nil, warnings)}, nil
 	}
 	now := d.clock.Now()
-	rec := store.Request{ID: store.NewRequestID(now), Game: r.Game, Platform: r.Platform, System: r.System, Install: true,
-		State: store.RequestInRomM, Detail: fmt.Sprintf("In RomM already (rom_id %d).", r.ROMID), Release: r.Release, ROMID: r.ROMID,
+	rec := requests.Request{ID: requests.NewID(now), Game: r.Game, Platform: r.Platform, System: r.System, Install: true,
+		State: requests.StateInRomM, Detail: fmt.Sprintf("In RomM already (rom_id %d).", r.ROMID), Release: r.Release, ROMID: r.ROMID,
 		CreatedAt: now, UpdatedAt: now, NextCheck: now}
 	if err := d.store.PutRequest(rec); err != nil {
 		return LibraryRequestResult{}, refuse("Could not record the request: %s", untrusted.Clean(err.Error(), maxErrorRunes))
@@ -276,7 +276,7 @@ type requestItem struct {
 
 const (
 	requestsDefaultLimit = 50
-	requestsMaxLimit     = store.MaxOpenRequests
+	requestsMaxLimit     = requests.MaxOpen
 )
 
 func libraryRequestsTool(rs RequestStore) (mcp.Tool, server.ToolHandlerFunc) {
@@ -295,7 +295,7 @@ func libraryRequestsTool(rs RequestStore) (mcp.Tool, server.ToolHandlerFunc) {
 				req("game", str("The game asked for.")),
 				req("platform", str("ROMarr's platform.")),
 				req("install", boolean("It is installed on the cabinet once in RomM.")),
-				req("state", str("Where it stands.", enum(store.RequestStates()...))),
+				req("state", str("Where it stands.", enum(requests.States()...))),
 				req("detail", str("Why, in a sentence.")),
 				req("rom_id", nullable(integer("RomM's ROM id once RomM lists it."))),
 				req("created", str("When it was asked for (RFC 3339).")),

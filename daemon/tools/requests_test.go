@@ -15,6 +15,7 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/daemon/library/install"
 	"github.com/batocera-cabinet/cabinet/daemon/library/platforms"
+	"github.com/batocera-cabinet/cabinet/daemon/library/requests"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romarr"
 	store "github.com/batocera-cabinet/cabinet/hook/store"
 )
@@ -73,7 +74,7 @@ func (aDaemon) DaemonHealth(context.Context) (DaemonHealth, error) { return Daem
 type requestRig struct {
 	*rig
 	romarr *requestROMarr
-	store  *store.Store
+	store  requests.Kept
 }
 
 const grabbed = `{"ok": true, "release": "Streets of Rage 2 (USA)", "seeders": 12}`
@@ -94,12 +95,12 @@ func newRequestRig(t *testing.T, opts Options, mod func(*Deps)) *requestRig {
 	t.Cleanup(func() { st.Close() })
 	r := newRig(t, rigConfig{opts: opts, deps: func(d *Deps) {
 		d.Library = Library{ROMarr: rc, Platforms: platforms.Default(), AllowWrites: true, Installer: anInstaller{}}
-		d.Requests, d.Daemon = st, aDaemon{}
+		d.Requests, d.Daemon = requests.Kept{DB: st}, aDaemon{}
 		if mod != nil {
 			mod(d)
 		}
 	}})
-	return &requestRig{rig: r, romarr: fr, store: st}
+	return &requestRig{rig: r, romarr: fr, store: requests.Kept{DB: st}}
 }
 
 func (r *requestRig) request(args map[string]any) LibraryRequestResult {
@@ -120,7 +121,7 @@ func TestLibraryRequestRecordsAndLists(t *testing.T) {
 	r := newRequestRig(t, Options{}, nil)
 	a := r.request(map[string]any{"game": "Streets of Rage 2", "platform": "megadrive", "install": true})
 	wantSent := `POST /api/request game="Streets of Rage 2" platform="genesis-slash-megadrive"`
-	if a.Outcome != outcomeDone || a.RequestID == nil || a.State == nil || *a.State != store.RequestDownloading ||
+	if a.Outcome != outcomeDone || a.RequestID == nil || a.State == nil || *a.State != requests.StateDownloading ||
 		!strings.Contains(a.Detail, "Streets of Rage 2 (USA)") || !strings.Contains(a.Detail, "then installs it") ||
 		len(a.Sent) != 1 || a.Sent[0] != wantSent {
 		t.Fatalf("library_request: %+v", a)
@@ -145,7 +146,7 @@ func TestLibraryRequestRecordsAndLists(t *testing.T) {
 		t.Fatalf("library_requests: %+v", l)
 	}
 	it := l.Requests[0]
-	if it.RequestID != rec.ID || it.State != store.RequestDownloading || !it.Install || it.ROMID != nil || !it.Followed ||
+	if it.RequestID != rec.ID || it.State != requests.StateDownloading || !it.Install || it.ROMID != nil || !it.Followed ||
 		it.Created != "2025-05-01T12:00:00Z" || !strings.Contains(it.Detail, "download client") {
 		t.Fatalf("listed %+v", it)
 	}
@@ -155,7 +156,7 @@ func TestLibraryRequestNoReleaseIsSearching(t *testing.T) {
 	r := newRequestRig(t, Options{}, nil)
 	r.romarr.set(`{"ok": false, "error": "no usable release among 0 result(s)"}`)
 	a := r.request(map[string]any{"game": "Chrono Trigger", "platform": "snes"})
-	if a.Outcome != outcomeDone || *a.State != store.RequestSearching || !strings.Contains(a.Detail, "no usable release among 0 result(s)") {
+	if a.Outcome != outcomeDone || *a.State != requests.StateSearching || !strings.Contains(a.Detail, "no usable release among 0 result(s)") {
 		t.Fatalf("library_request: %+v", a)
 	}
 	r.romarr.set(`{"ok": false, "error": "unknown platform: 'gamecom'"}`)
@@ -220,7 +221,7 @@ func TestLibraryRequestROMarrTimeoutIsPending(t *testing.T) {
 	r := newRequestRig(t, Options{}, func(d *Deps) { d.Daemon = nil })
 	r.romarr.set("")
 	a := r.request(map[string]any{"game": "Chrono Trigger", "platform": "snes"})
-	if a.Outcome != outcomeDone || *a.State != store.RequestPending {
+	if a.Outcome != outcomeDone || *a.State != requests.StatePending {
 		t.Fatalf("timed out: %+v", a)
 	}
 	if w := strings.Join(a.Warnings, " "); !strings.Contains(w, "did not answer in time") || !strings.Contains(w, "cabinet serve is not running") {
@@ -231,9 +232,9 @@ func TestLibraryRequestROMarrTimeoutIsPending(t *testing.T) {
 func TestLibraryRequestBounded(t *testing.T) {
 	r := newRequestRig(t, Options{}, nil)
 	now := r.clock.Now()
-	for i := range store.MaxOpenRequests {
-		rec := store.Request{ID: store.NewRequestID(now.Add(time.Duration(i) * time.Millisecond)), Game: "Game", Platform: "snes",
-			State: store.RequestSearching, CreatedAt: now, UpdatedAt: now, NextCheck: now}
+	for i := range requests.MaxOpen {
+		rec := requests.Request{ID: requests.NewID(now.Add(time.Duration(i) * time.Millisecond)), Game: "Game", Platform: "snes",
+			State: requests.StateSearching, CreatedAt: now, UpdatedAt: now, NextCheck: now}
 		rec.Game += rec.ID
 		if err := r.store.PutRequest(rec); err != nil {
 			t.Fatal(err)
@@ -248,7 +249,7 @@ func TestLibraryRequestBounded(t *testing.T) {
 	}
 	var l libraryRequestsResult
 	r.ok("library_requests", map[string]any{"limit": 5}, &l)
-	if l.Open != store.MaxOpenRequests || len(l.Requests) != 5 {
+	if l.Open != requests.MaxOpen || len(l.Requests) != 5 {
 		t.Fatalf("limited list: %d open, %d listed", l.Open, len(l.Requests))
 	}
 }
@@ -256,7 +257,7 @@ func TestLibraryRequestBounded(t *testing.T) {
 func TestLibraryRequestsListsClosed(t *testing.T) {
 	r := newRequestRig(t, Options{}, nil)
 	now := r.clock.Now()
-	done := store.Request{ID: "20250501T110000.000Z-done", Game: "Cosmic Crusade", Platform: "snes", State: store.RequestInstalled,
+	done := requests.Request{ID: "20250501T110000.000Z-done", Game: "Cosmic Crusade", Platform: "snes", State: requests.StateInstalled,
 		Detail: "Installed: /userdata/roms/snes/x.sfc in snes.\u202e", ROMID: 3, CreatedAt: now.Add(-time.Hour), UpdatedAt: now}
 	if err := r.store.PutRequest(done); err != nil {
 		t.Fatal(err)
@@ -267,7 +268,7 @@ func TestLibraryRequestsListsClosed(t *testing.T) {
 		t.Fatalf("list %+v", l)
 	}
 	c := l.Requests[1]
-	if c.State != store.RequestInstalled || c.Followed || c.ROMID == nil || *c.ROMID != 3 || strings.ContainsRune(c.Detail, '\u202e') {
+	if c.State != requests.StateInstalled || c.Followed || c.ROMID == nil || *c.ROMID != 3 || strings.ContainsRune(c.Detail, '\u202e') {
 		t.Fatalf("closed one: %+v", c)
 	}
 	var open libraryRequestsResult
@@ -312,7 +313,7 @@ func TestLibraryRequestToolsRegistration(t *testing.T) {
 func TestLibraryRequestArrivedAlready(t *testing.T) {
 	r := newRequestRig(t, Options{}, nil)
 	now := r.clock.Now()
-	old := store.Request{ID: "20250401T120000.000Z-old", Game: "Chrono Trigger", Platform: "snes", System: "snes", State: store.RequestInRomM,
+	old := requests.Request{ID: "20250401T120000.000Z-old", Game: "Chrono Trigger", Platform: "snes", System: "snes", State: requests.StateInRomM,
 		ROMID: 7, CreatedAt: now.Add(-30 * 24 * time.Hour), UpdatedAt: now.Add(-29 * 24 * time.Hour)}
 	if err := r.store.PutRequest(old); err != nil {
 		t.Fatal(err)
@@ -322,7 +323,7 @@ func TestLibraryRequestArrivedAlready(t *testing.T) {
 		t.Fatalf("asked for a game in RomM: %+v", a)
 	}
 	a = r.request(map[string]any{"game": "Chrono Trigger", "platform": "snes", "install": true})
-	if a.Outcome != outcomeDone || *a.RequestID == old.ID || *a.State != store.RequestInRomM || len(a.Sent) != 0 {
+	if a.Outcome != outcomeDone || *a.RequestID == old.ID || *a.State != requests.StateInRomM || len(a.Sent) != 0 {
 		t.Fatalf("asked to install a game in RomM: %+v", a)
 	}
 	if len(r.romarr.calls()) != 0 {

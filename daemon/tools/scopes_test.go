@@ -18,6 +18,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/daemon/httpauth"
 	"github.com/batocera-cabinet/cabinet/daemon/library/platforms"
+	"github.com/batocera-cabinet/cabinet/daemon/library/requests"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romarr"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romm"
 	"github.com/batocera-cabinet/cabinet/daemon/power"
@@ -55,7 +56,7 @@ func fullRig(t *testing.T) *rig {
 		d.History = stubHistory{}
 		d.Library = Library{RomM: mc, ROMarr: rc, Platforms: platforms.Default(), AllowWrites: true, Installer: anInstaller{},
 			APIIndex: versionedAPIIndex(filepath.Join(d.Paths.StateDir, "romm-api"), mc)}
-		d.Requests, d.Daemon = st, aDaemon{}
+		d.Requests, d.Daemon = requests.Kept{DB: st}, aDaemon{}
 		esc := d.ES.(*es.Client)
 		d.Power = &power.Runner{ES: esc, Routes: es.NewPowerClient(esc)}
 	}})

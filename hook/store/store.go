@@ -3,7 +3,10 @@
 // the bounded queue of events still to deliver, the session history, the
 // name cache, and a schema version. Every change is one fsynced
 // transaction, so a power cut at any instant leaves a consistent store, and
-// "persisted" always means committed.
+// "persisted" always means committed. A feature keeps records of its own in
+// a bucket it declares where it lives (Records: the installer's installs,
+// the request follower's requests, the RomM reporter's marks); the store
+// knows only their bytes.
 //
 // Only one process owns the store at a time (the daemon, or one hook when no
 // daemon runs); Open waits a short, bounded time for that ownership because

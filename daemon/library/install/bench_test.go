@@ -267,7 +267,7 @@ func benchInstaller(dir, src, sum string) (*Installer, int, *simulator.Cabinet, 
 	if err != nil {
 		return fail(err)
 	}
-	in := &Installer{RomM: rc, RomMURL: cab.RomMURL(), ES: esc, Meta: es.NewMetadataWriter(esc), Records: st,
+	in := &Installer{RomM: rc, RomMURL: cab.RomMURL(), ES: esc, Meta: es.NewMetadataWriter(esc), Records: Kept{DB: st},
 		Path: cab.Path, LockFile: filepath.Join(dir, "install.lock")}
 	return in, rom.ID, cab, func() { st.Close(); cab.Close() }, nil
 }

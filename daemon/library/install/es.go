@@ -11,13 +11,12 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romm"
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
-	"github.com/batocera-cabinet/cabinet/hook/store"
 )
 
 // finishES has ES list an installed game and sets its metadata and cover. While a game runs, ES
 // would reload only after it, so nothing is sent: the record stays unlisted and FinishPending (the
 // daemon, when the game ends) or the next install call does it.
-func (in *Installer) finishES(ctx context.Context, rec *store.Install, rom romm.ROM) (listed bool, sent, warnings []string, err error) {
+func (in *Installer) finishES(ctx context.Context, rec *Install, rom romm.ROM) (listed bool, sent, warnings []string, err error) {
 	running, err := in.ES.RunningGame(ctx)
 	if err != nil {
 		return false, nil, nil, fmt.Errorf("ask ES whether a game runs: %w", err)

@@ -334,7 +334,7 @@ func TestInstallWithoutHashes(t *testing.T) {
 			if res.Path != tt.path || res.Verified || res.VerifyNote != note || !res.Listed {
 				t.Fatalf("%+v\nwant unverified at %s, note %q", res, tt.path, note)
 			}
-			rec, err := r.store.InstallAt(tt.path)
+			rec, err := Kept{DB: r.store}.InstallAt(tt.path)
 			if err != nil || rec.Verified {
 				t.Errorf("record %+v, %v: want it unverified", rec, err)
 			}
@@ -507,7 +507,7 @@ func TestInstallTwoAtOnce(t *testing.T) {
 	}{
 		{"one installer, two goroutines", func(r *rig) *Installer { return r.in }},
 		{"two installers, one lock file", func(r *rig) *Installer {
-			return &Installer{RomM: r.in.RomM, RomMURL: r.in.RomMURL, ES: r.in.ES, Meta: r.in.Meta, Records: r.store,
+			return &Installer{RomM: r.in.RomM, RomMURL: r.in.RomMURL, ES: r.in.ES, Meta: r.in.Meta, Records: Kept{DB: r.store},
 				Path: r.cab.Path, LockFile: r.in.LockFile}
 		}},
 	} {

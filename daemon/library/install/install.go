@@ -29,7 +29,6 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/library/platforms"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romm"
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
-	"github.com/batocera-cabinet/cabinet/hook/store"
 )
 
 // RomM is what an install uses of the RomM client.
@@ -55,9 +54,9 @@ type Metadata interface {
 
 // Records keeps the install records (the store, store.Store).
 type Records interface {
-	PutInstall(store.Install) error
-	InstallAt(path string) (store.Install, error)
-	Installs() ([]store.Install, error)
+	PutInstall(Install) error
+	InstallAt(path string) (Install, error)
+	Installs() ([]Install, error)
 	DeleteInstall(path string) error
 }
 
@@ -248,7 +247,7 @@ func (in *Installer) Install(ctx context.Context, r Request, progress func(Progr
 		}
 	}()
 	verified, notes := true, []string(nil)
-	var written []store.InstalledFile
+	var written []InstalledFile
 	tp := in.toaster(ctx, rom.Name, plan.bytes, progress)
 	var before int64
 	phase := func(ph string, i int, file string) { // i: the file's index, -1 for none
@@ -278,7 +277,7 @@ func (in *Installer) Install(ctx context.Context, r Request, progress func(Progr
 		if err != nil {
 			return Result{}, err
 		}
-		written = append(written, store.InstalledFile{Path: path.Join(cabinetDir, pf.final), Size: size, SHA1: sum})
+		written = append(written, InstalledFile{Path: path.Join(cabinetDir, pf.final), Size: size, SHA1: sum})
 	}
 	phase(PhaseMove, -1, "")
 	c := stage.Commit{Files: plan.rels(), Folder: plan.folder}
@@ -296,14 +295,14 @@ func (in *Installer) Install(ctx context.Context, r Request, progress func(Progr
 		pl := path.Join(cabinetDir, plan.playlist.Name)
 		sum, size, err := rawSHA1(in.local(pl))
 		if err == nil {
-			written = append(written, store.InstalledFile{Path: pl, Size: size, SHA1: sum})
+			written = append(written, InstalledFile{Path: pl, Size: size, SHA1: sum})
 		}
 	}
 	res.Verified = verified
 	if !verified {
 		res.VerifyNote = strings.Join(notes, "; ")
 	}
-	rec := store.Install{Path: res.Path, System: system, ROMID: rom.ID, RomM: in.RomMURL, Name: rom.Name, Files: written,
+	rec := Install{Path: res.Path, System: system, ROMID: rom.ID, RomM: in.RomMURL, Name: rom.Name, Files: written,
 		Bytes: plan.bytes, Verified: verified, InstalledAt: in.now().UTC()}
 	if plan.folder != "" {
 		rec.Folder = path.Join(cabinetDir, plan.folder)

@@ -67,7 +67,7 @@ func newRig(t *testing.T) *rig {
 	}
 	t.Cleanup(func() { st.Close() })
 	r := &rig{cab: cab, esc: esc, store: st}
-	r.in = &Installer{RomM: rc, RomMURL: cab.RomMURL(), ES: esc, Meta: es.NewMetadataWriter(esc), Records: st,
+	r.in = &Installer{RomM: rc, RomMURL: cab.RomMURL(), ES: esc, Meta: es.NewMetadataWriter(esc), Records: Kept{DB: st},
 		Path: cab.Path, Screen: screen{r}, LockFile: filepath.Join(t.TempDir(), "install.lock"), ToastEvery: time.Nanosecond}
 	return r
 }
@@ -102,7 +102,7 @@ func TestInstallSingleFileListedWithMetadata(t *testing.T) {
 	if _, err := os.Stat(r.cab.Path(g.Image)); err != nil {
 		t.Errorf("the cover ES points at: %v", err)
 	}
-	rec, err := r.store.InstallAt(want)
+	rec, err := Kept{DB: r.store}.InstallAt(want)
 	if err != nil || rec.ROMID != fakeromm.ROMCosmicCrusade || len(rec.Files) != 1 || len(rec.Media) != 1 {
 		t.Fatalf("record %+v, %v", rec, err)
 	}
@@ -129,7 +129,7 @@ func TestInstallSingleFileListedWithMetadata(t *testing.T) {
 		t.Errorf("the file is still there: %v", err)
 	}
 	waitGone(t, r, "snes", res.GameID)
-	if _, err := r.store.InstallAt(want); !errors.Is(err, store.ErrNoInstall) {
+	if _, err := (Kept{DB: r.store}).InstallAt(want); !errors.Is(err, ErrNoInstall) {
 		t.Errorf("record after uninstall: %v", err)
 	}
 }

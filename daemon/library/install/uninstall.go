@@ -11,7 +11,6 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
-	"github.com/batocera-cabinet/cabinet/hook/store"
 )
 
 // UninstallResult is what an uninstall did.
@@ -45,7 +44,7 @@ func (in *Installer) Uninstall(ctx context.Context, lookup Game, system, id stri
 		return UninstallResult{}, fmt.Errorf("find the game in ES: %w", err)
 	}
 	rec, err := in.Records.InstallAt(g.Path)
-	if errors.Is(err, store.ErrNoInstall) {
+	if errors.Is(err, ErrNoInstall) {
 		return UninstallResult{}, fmt.Errorf("%s (%s): %w", untrusted.Clean(g.Name, 100), system, ErrNotInstalled)
 	}
 	if err != nil {
@@ -61,7 +60,7 @@ func (in *Installer) Uninstall(ctx context.Context, lookup Game, system, id stri
 	res := UninstallResult{System: rec.System, Path: rec.Path, Name: rec.Name}
 	root := path.Join(RomsRoot, rec.System) + "/"
 	// The playlist first: ES must not list a game whose discs are going.
-	files := append([]store.InstalledFile(nil), rec.Files...)
+	files := append([]InstalledFile(nil), rec.Files...)
 	sort.SliceStable(files, func(i, j int) bool {
 		return strings.HasSuffix(files[i].Path, ".m3u") && !strings.HasSuffix(files[j].Path, ".m3u")
 	})
@@ -123,12 +122,12 @@ func (in *Installer) Uninstall(ctx context.Context, lookup Game, system, id stri
 	return res, nil
 }
 
-func keptFiles(all []store.InstalledFile, kept []string) []store.InstalledFile {
+func keptFiles(all []InstalledFile, kept []string) []InstalledFile {
 	keep := map[string]bool{}
 	for _, k := range kept {
 		keep[k] = true
 	}
-	var out []store.InstalledFile
+	var out []InstalledFile
 	for _, f := range all {
 		if keep[f.Path] {
 			out = append(out, f)

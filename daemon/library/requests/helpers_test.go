@@ -212,7 +212,7 @@ var epoch = time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
 type rig struct {
 	t      *testing.T
 	clock  *clock.Fake
-	store  *store.Store
+	store  Kept
 	romarr *fakeROMarr
 	romm   *gate
 	inst   *fakeInstaller
@@ -223,12 +223,12 @@ type rig struct {
 func newRig(t *testing.T) *rig {
 	t.Helper()
 	r := &rig{t: t, clock: clock.NewFake(epoch), romarr: &fakeROMarr{}, inst: &fakeInstaller{}, screen: &fakeScreen{}}
-	var err error
-	r.store, err = store.Open(filepath.Join(t.TempDir(), "cabinet.db"), store.Options{})
+	db, err := store.Open(filepath.Join(t.TempDir(), "cabinet.db"), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { r.store.Close() })
+	t.Cleanup(func() { db.Close() })
+	r.store = Kept{DB: db}
 	ra := httptest.NewServer(r.romarr)
 	t.Cleanup(ra.Close)
 	rc, err := romarr.New(romarr.Config{URL: ra.URL, APIKey: romarrKey, Timeout: 5 * time.Second})
@@ -252,10 +252,10 @@ func newRig(t *testing.T) *rig {
 }
 
 // ask records a request as library_request does once ROMarr answered.
-func (r *rig) ask(game, platform, system string, installIt bool, state string) store.Request {
+func (r *rig) ask(game, platform, system string, installIt bool, state string) Request {
 	r.t.Helper()
 	now := r.clock.Now()
-	req := store.Request{ID: store.NewRequestID(now), Game: game, Platform: platform, System: system, Install: installIt,
+	req := Request{ID: NewID(now), Game: game, Platform: platform, System: system, Install: installIt,
 		State: state, CreatedAt: now, UpdatedAt: now, NextCheck: now}
 	if err := r.store.PutRequest(req); err != nil {
 		r.t.Fatal(err)
@@ -276,7 +276,7 @@ func (r *rig) follow() Pass {
 }
 
 // get is the stored record of id.
-func (r *rig) get(id string) store.Request {
+func (r *rig) get(id string) Request {
 	r.t.Helper()
 	all, err := r.store.Requests()
 	if err != nil {
@@ -288,11 +288,11 @@ func (r *rig) get(id string) store.Request {
 		}
 	}
 	r.t.Fatalf("no request %s", id)
-	return store.Request{}
+	return Request{}
 }
 
 // expect checks a record's state and that its detail holds every part.
-func (r *rig) expect(id, state string, parts ...string) store.Request {
+func (r *rig) expect(id, state string, parts ...string) Request {
 	r.t.Helper()
 	q := r.get(id)
 	if q.State != state {

@@ -7,11 +7,10 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/daemon/library/install"
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
-	"github.com/batocera-cabinet/cabinet/hook/store"
 )
 
 // install installs a request RomM lists, and says so on the screen.
-func (f *Follower) install(ctx context.Context, v *view, r *store.Request) outcome {
+func (f *Follower) install(ctx context.Context, v *view, r *Request) outcome {
 	if f.Installer == nil {
 		r.Detail = clean(r.Detail + " Not installed: cabinet.library.allow_install is off (install it with library_install).")
 		return outcome{close: true}
@@ -34,14 +33,14 @@ func (f *Follower) install(ctx context.Context, v *view, r *store.Request) outco
 		v.pass.InstallErr = err
 		r.InstallTries++
 		if r.InstallTries >= MaxInstallTries {
-			r.State = store.RequestFailed
+			r.State = StateFailed
 			r.Detail = clean(fmt.Sprintf("In RomM (rom_id %d), but installing it failed %d times: %s", r.ROMID, r.InstallTries, err))
 			return outcome{close: true}
 		}
 		r.Detail = clean(fmt.Sprintf("In RomM (rom_id %d); installing it failed (%s), Cabinet tries again.", r.ROMID, err))
 		return outcome{}
 	}
-	r.State = store.RequestInstalled
+	r.State = StateInstalled
 	game := untrusted.Clean(r.Game, 80)
 	where := fmt.Sprintf("%s in %s", res.Path, res.System)
 	switch {

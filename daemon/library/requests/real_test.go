@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon/library/romarr"
-	"github.com/batocera-cabinet/cabinet/hook/store"
 	"github.com/batocera-cabinet/cabinet/simulator/realromarr"
 )
 
@@ -29,14 +28,14 @@ func TestFollowAgainstRealROMarr(t *testing.T) {
 			t.Fatalf("RequestGame(%s, %s) = %+v, %v; want ROMarr to find no release", ask.game, ask.platform, res, err)
 		}
 	}
-	chrono := r.ask("Chrono Trigger", "snes", "snes", false, store.RequestSearching)
-	mana := r.ask("Secret of Mana", "Super Nintendo", "", false, store.RequestSearching)
+	chrono := r.ask("Chrono Trigger", "snes", "snes", false, StateSearching)
+	mana := r.ask("Secret of Mana", "Super Nintendo", "", false, StateSearching)
 	p := r.follow()
 	if p.ROMarrErr != nil || p.Checked != 2 {
 		t.Fatalf("pass %+v", p)
 	}
-	r.expect(chrono.ID, store.RequestSearching, "no usable release among 0 result(s)", "1 search(es) so far")
-	if q := r.expect(mana.ID, store.RequestSearching, "no usable release"); q.Platform != "snes" {
+	r.expect(chrono.ID, StateSearching, "no usable release among 0 result(s)", "1 search(es) so far")
+	if q := r.expect(mana.ID, StateSearching, "no usable release"); q.Platform != "snes" {
 		t.Fatalf("Secret of Mana's platform %q, want ROMarr's slug snes", q.Platform)
 	}
 }

@@ -25,7 +25,6 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/library/romarr"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romm"
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
-	"github.com/batocera-cabinet/cabinet/hook/store"
 )
 
 // ROMarr is what the follower reads of ROMarr (*romarr.Client).
@@ -53,8 +52,8 @@ type Screen interface {
 
 // Store keeps the requests (*store.Store).
 type Store interface {
-	DueRequests(now time.Time) ([]store.Request, error)
-	UpdateRequest(id string, fn func(*store.Request) error) error
+	DueRequests(now time.Time) ([]Request, error)
+	UpdateRequest(id string, fn func(*Request) error) error
 }
 
 // Defaults and bounds.
@@ -119,17 +118,17 @@ func (f *Follower) Follow(ctx context.Context) (Pass, error) {
 			return p, err // an interrupted check is not recorded
 		}
 		p.Checked++
-		if err := f.Store.UpdateRequest(r.ID, func(cur *store.Request) error {
+		if err := f.Store.UpdateRequest(r.ID, func(cur *Request) error {
 			install := cur.Install // library_request may have asked to install it meanwhile
 			*cur = next
 			if install && !next.Install {
 				cur.Install = true
-				if cur.State == store.RequestInRomM {
+				if cur.State == StateInRomM {
 					cur.NextCheck = f.now()
 				}
 			}
 			return nil
-		}); err != nil && !errors.Is(err, store.ErrNoRequest) {
+		}); err != nil && !errors.Is(err, ErrNoRequest) {
 			return p, fmt.Errorf("record library request %s: %w", r.ID, err)
 		}
 		if next.State != r.State {
@@ -153,24 +152,24 @@ type outcome struct {
 }
 
 // check looks at one request and returns its new record.
-func (f *Follower) check(ctx context.Context, v *view, r store.Request) store.Request {
+func (f *Follower) check(ctx context.Context, v *view, r Request) Request {
 	start := f.now()
 	next := r
 	next.Checks++
 	var o outcome
 	switch {
 	case start.Sub(r.CreatedAt) >= f.maxAge():
-		next.State, o.close = store.RequestExpired, true
+		next.State, o.close = StateExpired, true
 		next.Detail = clean(fmt.Sprintf("Cabinet stopped following it %s after it was asked for; it was %s: %s",
 			days(f.maxAge()), r.State, r.Detail))
 	case r.Checks >= f.maxChecks():
-		next.State, o.close = store.RequestExpired, true
+		next.State, o.close = StateExpired, true
 		next.Detail = clean(fmt.Sprintf("Cabinet stopped following it after %d checks; it was %s: %s", r.Checks, r.State, r.Detail))
-	case r.State == store.RequestInRomM:
+	case r.State == StateInRomM:
 	default:
 		o = f.follow(ctx, v, &next)
 	}
-	if next.State == store.RequestInRomM && next.Install {
+	if next.State == StateInRomM && next.Install {
 		o = f.install(ctx, v, &next)
 	}
 	end := f.now()
@@ -196,11 +195,11 @@ func backoff(unchanged time.Duration) time.Duration {
 
 // follow moves an open request along: RomM first (the game has arrived, whatever ROMarr says),
 // then ROMarr.
-func (f *Follower) follow(ctx context.Context, v *view, r *store.Request) outcome {
+func (f *Follower) follow(ctx context.Context, v *view, r *Request) outcome {
 	if f.RomM != nil {
 		rom, found, err := v.findInRomM(ctx, *r)
 		if err == nil && found {
-			r.State, r.ROMID = store.RequestInRomM, rom.ID
+			r.State, r.ROMID = StateInRomM, rom.ID
 			r.Detail = clean(fmt.Sprintf("RomM lists it as %s (rom_id %d).", rom.Name, rom.ID))
 			return outcome{}
 		}
@@ -212,8 +211,8 @@ func (f *Follower) follow(ctx context.Context, v *view, r *store.Request) outcom
 	switch {
 	case err != nil:
 		return outcome{}
-	case s.state == "" && r.State == store.RequestPending && r.Checks >= unknownChecks:
-		r.State = store.RequestFailed
+	case s.state == "" && r.State == StatePending && r.Checks >= unknownChecks:
+		r.State = StateFailed
 		r.Detail = "ROMarr lists it nowhere (not in its queue, history or wanted list): ask for it again with library_request."
 		return outcome{close: true}
 	case s.state == "":
@@ -223,7 +222,7 @@ func (f *Follower) follow(ctx context.Context, v *view, r *store.Request) outcom
 	if s.release != "" {
 		r.Release = s.release
 	}
-	if s.state == store.RequestImporting && f.RomM == nil {
+	if s.state == StateImporting && f.RomM == nil {
 		r.Detail = clean(r.Detail + " Cabinet has no RomM server (cabinet.romm.url) to see it arrive, so it stops following here.")
 		return outcome{close: true}
 	}

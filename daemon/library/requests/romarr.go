@@ -7,7 +7,6 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/daemon/library/romarr"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romm"
-	"github.com/batocera-cabinet/cabinet/hook/store"
 )
 
 // view is what one pass has read of the servers, so that ten due requests cost one read of
@@ -53,7 +52,7 @@ func (v *view) readROMarr(ctx context.Context) error {
 }
 
 // onWanted finds the request on ROMarr's wanted list (read once per platform and pass).
-func (v *view) onWanted(ctx context.Context, r *store.Request) (*romarr.Wanted, error) {
+func (v *view) onWanted(ctx context.Context, r *Request) (*romarr.Wanted, error) {
 	if v.wanted == nil {
 		v.wanted = map[string]wantedList{}
 	}
@@ -82,7 +81,7 @@ func (v *view) onWanted(ctx context.Context, r *store.Request) (*romarr.Wanted, 
 // of the release since, and the wanted list. A request naming a platform ROMarr knows by
 // another slug (a name or alias ROMarr resolved) takes ROMarr's slug from the first row that
 // names the game. An empty state: ROMarr lists it nowhere.
-func (v *view) romarrSays(ctx context.Context, r *store.Request) (said, error) {
+func (v *view) romarrSays(ctx context.Context, r *Request) (said, error) {
 	if err := v.readROMarr(ctx); err != nil {
 		return said{}, err
 	}
@@ -111,25 +110,25 @@ func (v *view) romarrSays(ctx context.Context, r *store.Request) (said, error) {
 	}
 	switch state {
 	case "queued":
-		return said{store.RequestSearching, "ROMarr has queued it.", release}, nil
+		return said{StateSearching, "ROMarr has queued it.", release}, nil
 	case "grabbed":
-		return said{store.RequestDownloading, fmt.Sprintf("ROMarr handed %s to its download client.", name), release}, nil
+		return said{StateDownloading, fmt.Sprintf("ROMarr handed %s to its download client.", name), release}, nil
 	case "imported":
-		return said{store.RequestImporting, fmt.Sprintf("ROMarr imported %s into its library; waiting for RomM to list it.", name), release}, nil
+		return said{StateImporting, fmt.Sprintf("ROMarr imported %s into its library; waiting for RomM to list it.", name), release}, nil
 	case "import-failed":
 		why := v.failureOf(release)
 		if why == "" {
 			why = "see ROMarr's history"
 		}
-		return said{store.RequestFailed, fmt.Sprintf("ROMarr downloaded %s but could not import it (%s): retry the import in ROMarr; Cabinet keeps watching.",
+		return said{StateFailed, fmt.Sprintf("ROMarr downloaded %s but could not import it (%s): retry the import in ROMarr; Cabinet keeps watching.",
 			name, why), release}, nil
 	case "failed":
 		w, err := v.onWanted(ctx, r)
 		switch {
 		case err != nil || w != nil:
-			return said{store.RequestSearching, noReleaseYet(detail, w), release}, nil
+			return said{StateSearching, noReleaseYet(detail, w), release}, nil
 		default:
-			return said{store.RequestFailed, fmt.Sprintf("ROMarr could not get it (%s) and no longer has it on its wanted list: ask for it again with library_request.",
+			return said{StateFailed, fmt.Sprintf("ROMarr could not get it (%s) and no longer has it on its wanted list: ask for it again with library_request.",
 				orUnknown(detail)), release}, nil
 		}
 	case "":
@@ -137,7 +136,7 @@ func (v *view) romarrSays(ctx context.Context, r *store.Request) (said, error) {
 		if err != nil || w == nil {
 			return said{}, nil
 		}
-		return said{store.RequestSearching, noReleaseYet(w.LastError, w), release}, nil
+		return said{StateSearching, noReleaseYet(w.LastError, w), release}, nil
 	}
 	return said{r.State, fmt.Sprintf("ROMarr says %s: %s", state, orUnknown(detail)), release}, nil
 }
@@ -162,7 +161,7 @@ func orUnknown(s string) string {
 }
 
 // queueRow is the newest queue row of the request's game and platform.
-func (v *view) queueRow(r *store.Request) *romarr.QueueItem {
+func (v *view) queueRow(r *Request) *romarr.QueueItem {
 	var loose *romarr.QueueItem
 	for i := range v.queue {
 		q := &v.queue[i]
@@ -184,7 +183,7 @@ func (v *view) queueRow(r *store.Request) *romarr.QueueItem {
 
 // lastEvent is the newest grab or failure of the request's game in the history, and its
 // position (newer events come first); -1 when there is none.
-func (v *view) lastEvent(r *store.Request) (*romarr.Event, int) {
+func (v *view) lastEvent(r *Request) (*romarr.Event, int) {
 	loose, looseAt := (*romarr.Event)(nil), -1
 	for i := range v.history {
 		e := &v.history[i]
@@ -206,7 +205,7 @@ func (v *view) lastEvent(r *store.Request) (*romarr.Event, int) {
 
 // adopt takes ROMarr's slug for a request that named its platform otherwise: only when the
 // request named no Batocera system (whose slug Cabinet sent itself).
-func adopt(r *store.Request, slug string) bool {
+func adopt(r *Request, slug string) bool {
 	if r.System != "" || slug == "" {
 		return false
 	}
@@ -216,7 +215,7 @@ func adopt(r *store.Request, slug string) bool {
 
 // importOf is an import of the request's release (or, newer than its last grab at position
 // before, of a download named after the game): ROMarr names an import by the download.
-func (v *view) importOf(r *store.Request, release string, before int) *romarr.Event {
+func (v *view) importOf(r *Request, release string, before int) *romarr.Event {
 	for i := range v.history {
 		e := &v.history[i]
 		if e.Kind != "imported" || !strings.EqualFold(e.Platform, r.Platform) {

@@ -9,7 +9,6 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/library/romm"
 	"github.com/batocera-cabinet/cabinet/daemon/tools/search"
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
-	"github.com/batocera-cabinet/cabinet/hook/store"
 )
 
 // searchLimit bounds the RomM hits looked at per request.
@@ -29,7 +28,7 @@ func (v *view) readPlatforms(ctx context.Context) ([]romm.Platform, error) {
 // findInRomM searches RomM for the request's game, by name within the RomM platforms of its
 // platform. A RomM without such a platform yet has not got it (RomM adds a platform when its
 // scan meets the folder ROMarr filed the game in).
-func (v *view) findInRomM(ctx context.Context, r store.Request) (romm.ROM, bool, error) {
+func (v *view) findInRomM(ctx context.Context, r Request) (romm.ROM, bool, error) {
 	plats, err := v.readPlatforms(ctx)
 	if err != nil {
 		return romm.ROM{}, false, err
@@ -57,7 +56,7 @@ func (v *view) findInRomM(ctx context.Context, r store.Request) (romm.ROM, bool,
 // platformIDs are RomM's platforms of the request: those whose Batocera folder is the
 // request's system, those named like ROMarr's slug, and those whose folder ROMarr files under
 // that slug.
-func (v *view) platformIDs(plats []romm.Platform, r store.Request) []int {
+func (v *view) platformIDs(plats []romm.Platform, r Request) []int {
 	m := v.f.platforms()
 	var ids []int
 	for _, p := range plats {
@@ -76,7 +75,7 @@ func (v *view) platformIDs(plats []romm.Platform, r store.Request) []int {
 // arrived reports whether a RomM ROM is the requested game: its name or its file's is the
 // game's (case, punctuation, accents and tags such as "(USA)" aside), or its file is named
 // like the release ROMarr picked.
-func arrived(rom romm.ROM, r store.Request) bool {
+func arrived(rom romm.ROM, r Request) bool {
 	want := key(r.Game)
 	if want == "" {
 		return false

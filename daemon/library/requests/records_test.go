@@ -1,4 +1,4 @@
-package store
+package requests
 
 import (
 	"errors"
@@ -7,16 +7,18 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/batocera-cabinet/cabinet/hook/store"
 )
 
-func openTestStore(t *testing.T) *Store {
+func openTestStore(t *testing.T) Kept {
 	t.Helper()
-	s, err := Open(filepath.Join(t.TempDir(), "cabinet.db"), Options{})
+	s, err := store.Open(filepath.Join(t.TempDir(), "cabinet.db"), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	return s
+	return Kept{DB: s}
 }
 
 var reqEpoch = time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
@@ -24,7 +26,7 @@ var reqEpoch = time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
 func openRequest(i int) Request {
 	at := reqEpoch.Add(time.Duration(i) * time.Minute)
 	return Request{ID: at.Format("20060102T150405.000Z") + "-test", Game: fmt.Sprintf("Game %d", i), Platform: "snes", System: "snes",
-		State: RequestPending, CreatedAt: at, UpdatedAt: at, NextCheck: at.Add(time.Minute)}
+		State: StatePending, CreatedAt: at, UpdatedAt: at, NextCheck: at.Add(time.Minute)}
 }
 
 func ids(list []Request) []string {
@@ -43,17 +45,17 @@ func TestRequestOpen(t *testing.T) {
 		next    time.Time
 		want    bool
 	}{
-		{RequestPending, false, next, true},
-		{RequestSearching, false, next, true},
-		{RequestDownloading, true, next, true},
-		{RequestImporting, false, next, true},
-		{RequestImporting, false, time.Time{}, false}, // closed by the follower
-		{RequestInRomM, false, next, false},           // arrived, nothing more to do
-		{RequestInRomM, true, next, true},             // still to install
-		{RequestInstalled, true, next, false},
-		{RequestFailed, false, next, true}, // stuck in ROMarr: still watched
-		{RequestFailed, true, time.Time{}, false},
-		{RequestExpired, false, next, false},
+		{StatePending, false, next, true},
+		{StateSearching, false, next, true},
+		{StateDownloading, true, next, true},
+		{StateImporting, false, next, true},
+		{StateImporting, false, time.Time{}, false}, // closed by the follower
+		{StateInRomM, false, next, false},           // arrived, nothing more to do
+		{StateInRomM, true, next, true},             // still to install
+		{StateInstalled, true, next, false},
+		{StateFailed, false, next, true}, // stuck in ROMarr: still watched
+		{StateFailed, true, time.Time{}, false},
+		{StateExpired, false, next, false},
 	}
 	for _, tt := range tests {
 		r := Request{State: tt.state, Install: tt.install, NextCheck: tt.next}
@@ -78,7 +80,7 @@ func TestRequestsRoundTripNewestFirst(t *testing.T) {
 		t.Fatalf("Requests() = %v, want %s", ids(got), want)
 	}
 	want := openRequest(1)
-	if g := got[1]; g.ID != want.ID || g.Platform != "snes" || g.System != "snes" || g.State != RequestPending ||
+	if g := got[1]; g.ID != want.ID || g.Platform != "snes" || g.System != "snes" || g.State != StatePending ||
 		!g.CreatedAt.Equal(want.CreatedAt) || !g.NextCheck.Equal(want.NextCheck) {
 		t.Errorf("stored %+v, want %+v", g, want)
 	}
@@ -87,7 +89,7 @@ func TestRequestsRoundTripNewestFirst(t *testing.T) {
 func TestDueRequests(t *testing.T) {
 	s := openTestStore(t)
 	a, b, c := openRequest(0), openRequest(1), openRequest(2)
-	c.State, c.Install = RequestInRomM, false // arrived: never due again
+	c.State, c.Install = StateInRomM, false // arrived: never due again
 	for _, r := range []Request{b, a, c} {
 		if err := s.PutRequest(r); err != nil {
 			t.Fatal(err)
@@ -114,24 +116,24 @@ func TestUpdateRequest(t *testing.T) {
 	}
 	later := r.CreatedAt.Add(time.Hour)
 	if err := s.UpdateRequest(r.ID, func(x *Request) error {
-		x.State, x.ROMID, x.UpdatedAt, x.Detail = RequestInRomM, 42, later, strings.Repeat("é", 400)
+		x.State, x.ROMID, x.UpdatedAt, x.Detail = StateInRomM, 42, later, strings.Repeat("é", 400)
 		x.ID = "ignored"
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := s.Requests()
-	if len(got) != 1 || got[0].ID != r.ID || got[0].State != RequestInRomM || got[0].ROMID != 42 || !got[0].UpdatedAt.Equal(later) {
+	if len(got) != 1 || got[0].ID != r.ID || got[0].State != StateInRomM || got[0].ROMID != 42 || !got[0].UpdatedAt.Equal(later) {
 		t.Fatalf("after update: %+v", got)
 	}
 	if n := len([]rune(got[0].Detail)); n != maxRequestDetail {
 		t.Errorf("detail kept %d runes, want the cap %d", n, maxRequestDetail)
 	}
 	boom := errors.New("boom")
-	if err := s.UpdateRequest(r.ID, func(x *Request) error { x.State = RequestFailed; return boom }); !errors.Is(err, boom) {
+	if err := s.UpdateRequest(r.ID, func(x *Request) error { x.State = StateFailed; return boom }); !errors.Is(err, boom) {
 		t.Errorf("UpdateRequest with a failing fn: %v, want boom", err)
 	}
-	if got, _ := s.Requests(); got[0].State != RequestInRomM {
+	if got, _ := s.Requests(); got[0].State != StateInRomM {
 		t.Errorf("a failed update changed the record: %+v", got[0])
 	}
 	if err := s.UpdateRequest("nope", func(*Request) error { return nil }); !errors.Is(err, ErrNoRequest) {
@@ -142,9 +144,9 @@ func TestUpdateRequest(t *testing.T) {
 func TestPutRequestRefusesBadRecords(t *testing.T) {
 	s := openTestStore(t)
 	for name, r := range map[string]Request{
-		"no id":      {Game: "x", State: RequestPending},
-		"long id":    {ID: strings.Repeat("x", 65), Game: "x", State: RequestPending},
-		"no game":    {ID: "a", State: RequestPending},
+		"no id":      {Game: "x", State: StatePending},
+		"long id":    {ID: strings.Repeat("x", 65), Game: "x", State: StatePending},
+		"no game":    {ID: "a", State: StatePending},
 		"bad state":  {ID: "a", Game: "x", State: "done"},
 		"state case": {ID: "a", Game: "x", State: "Pending"},
 	} {
@@ -156,34 +158,34 @@ func TestPutRequestRefusesBadRecords(t *testing.T) {
 
 func TestOpenRequestsAreBounded(t *testing.T) {
 	s := openTestStore(t)
-	for i := range MaxOpenRequests {
+	for i := range MaxOpen {
 		if err := s.PutRequest(openRequest(i)); err != nil {
 			t.Fatalf("request %d: %v", i, err)
 		}
 	}
-	err := s.PutRequest(openRequest(MaxOpenRequests))
-	if !errors.Is(err, ErrTooManyRequests) || !strings.Contains(err.Error(), "200") || !strings.Contains(err.Error(), "library_requests") {
-		t.Fatalf("request %d: %v, want ErrTooManyRequests saying the bound and where to look", MaxOpenRequests, err)
+	err := s.PutRequest(openRequest(MaxOpen))
+	if !errors.Is(err, ErrTooMany) || !strings.Contains(err.Error(), "200") || !strings.Contains(err.Error(), "library_requests") {
+		t.Fatalf("request %d: %v, want ErrTooMany saying the bound and where to look", MaxOpen, err)
 	}
 	// Replacing an open one is no new request.
 	again := openRequest(5)
-	again.State = RequestDownloading
+	again.State = StateDownloading
 	if err := s.PutRequest(again); err != nil {
 		t.Fatalf("replace an open request at the bound: %v", err)
 	}
 	// Once one closes there is room again.
 	if err := s.UpdateRequest(openRequest(0).ID, func(r *Request) error {
-		r.State, r.NextCheck = RequestExpired, time.Time{}
+		r.State, r.NextCheck = StateExpired, time.Time{}
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutRequest(openRequest(MaxOpenRequests)); err != nil {
+	if err := s.PutRequest(openRequest(MaxOpen)); err != nil {
 		t.Fatalf("after one expired: %v", err)
 	}
 	// A closed record is always accepted.
-	closed := openRequest(MaxOpenRequests + 1)
-	closed.State = RequestInstalled
+	closed := openRequest(MaxOpen + 1)
+	closed.State = StateInstalled
 	if err := s.PutRequest(closed); err != nil {
 		t.Errorf("a closed record at the bound: %v", err)
 	}
@@ -194,7 +196,7 @@ func TestClosedRequestsArePruned(t *testing.T) {
 	n := maxClosedRequests + 20
 	for i := range n {
 		r := openRequest(i)
-		r.State, r.NextCheck = RequestInstalled, time.Time{}
+		r.State, r.NextCheck = StateInstalled, time.Time{}
 		if err := s.PutRequest(r); err != nil {
 			t.Fatal(err)
 		}
@@ -222,11 +224,11 @@ func TestClosedRequestsArePruned(t *testing.T) {
 }
 
 func TestNewRequestIDSortsByTime(t *testing.T) {
-	a, b := NewRequestID(reqEpoch), NewRequestID(reqEpoch.Add(time.Millisecond))
+	a, b := NewID(reqEpoch), NewID(reqEpoch.Add(time.Millisecond))
 	if a >= b || len(a) > maxRequestID || !strings.HasPrefix(a, "20261201T200000.000Z-") {
 		t.Errorf("ids %q, %q: want time-ordered, short, starting with the UTC time", a, b)
 	}
-	if NewRequestID(reqEpoch) == a {
+	if NewID(reqEpoch) == a {
 		t.Error("two ids at the same instant are equal")
 	}
 }
