@@ -2,6 +2,10 @@ package daemon
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"runtime/debug"
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon/es"
@@ -86,42 +90,85 @@ func (d *Daemon) refreshNames(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	type entry struct {
-		path string
-		name store.Name
-	}
-	var games []entry
-	real := es.GameSystems(systems)
-	for _, s := range real {
+	// One system at a time, each in its own transaction: a large library (tens of thousands of
+	// games) never has every list decoded, nor every name written, in memory at once.
+	defer debug.FreeOSMemory() // an hourly pass gives back what the lists took, now
+	stored := 0
+	defer func() { d.log.Debug().Int("systems_changed", stored).Msg("game names refreshed") }()
+	for _, s := range es.GameSystems(systems) {
 		gctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		list, err := esc.Games(gctx, s.Name)
+		// The names are all this keeps: the list is not kept in the client's cache either.
+		list, err := esc.ListGames(gctx, s.Name)
 		cancel()
 		if err != nil {
 			return err
 		}
-		for _, g := range list {
-			games = append(games, entry{g.Path, cachedName(g, s.FullName)})
+		wrote, err := d.storeNames(s, list)
+		if err != nil {
+			return err
 		}
+		if wrote {
+			stored++
+		}
+	}
+	return nil
+}
+
+// nameDigests are, by system, a digest of what the names cache holds of the system's games as
+// ES last listed them: an hourly pass over an unchanged list reads and writes nothing of the
+// cache (for 50,000 games it is tens of MB, which reading would bring into memory).
+var nameDigests = store.Records[string]{Name: "name_digests"}
+
+// namesDigest is the digest of what storeNames keeps of one system's list.
+func namesDigest(s es.System, list []es.Game) string {
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	enc.Encode(s.FullName)
+	for _, g := range list {
+		enc.Encode(g.Path)
+		enc.Encode(cachedName(g, s.FullName))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// storeNames keeps one system's full name and the names of its games, writing only what
+// changed (nothing when the list's digest is the one kept), and republishes the states when the
+// running game's or the last session's details did.
+func (d *Daemon) storeNames(s es.System, list []es.Game) (wrote bool, err error) {
+	digest := namesDigest(s, list)
+	var kept string
+	nameDigests.View(d.eng.store(), func(b store.Bucket[string]) error {
+		kept, _, _ = b.Get(s.Name)
+		return nil
+	})
+	if kept == digest {
+		return false, nil
 	}
 	var changed []string
 	err = d.eng.store().Update(func(tx *store.Tx) error {
 		changed = changed[:0]
-		for _, s := range real {
-			if full, ok := tx.SystemName(s.Name); !ok || full != s.FullName {
-				if err := tx.PutSystem(s.Name, s.FullName); err != nil {
-					return err
-				}
+		digests, err := nameDigests.Within(tx)
+		if err != nil {
+			return err
+		}
+		if err := digests.Put(s.Name, digest); err != nil {
+			return err
+		}
+		if full, ok := tx.SystemName(s.Name); !ok || full != s.FullName {
+			if err := tx.PutSystem(s.Name, s.FullName); err != nil {
+				return err
 			}
 		}
-		for _, g := range games {
-			n, ok := tx.Name(g.path)
-			if ok && n == g.name {
+		for _, g := range list {
+			name := cachedName(g, s.FullName)
+			n, ok := tx.Name(g.Path)
+			if ok && n == name {
 				continue
 			}
-			if n.Details != g.name.Details {
-				changed = append(changed, g.path)
+			if n.Details != name.Details {
+				changed = append(changed, g.Path)
 			}
-			if err := tx.PutName(g.path, g.name); err != nil {
+			if err := tx.PutName(g.Path, name); err != nil {
 				return err
 			}
 		}
@@ -130,7 +177,7 @@ func (d *Daemon) refreshNames(ctx context.Context) error {
 	if err == nil {
 		d.republishFor(changed...)
 	}
-	return err
+	return err == nil, err
 }
 
 // swapES points the watcher and the name cache at a new cabinet.es.url

@@ -88,6 +88,26 @@ func (c *Client) list(ctx context.Context, system string) (l *gameList, fresh bo
 	return l, true, nil
 }
 
+// ListGames fetches every game ES lists for a system now, without the cache:
+// for a pass over every list (the search index, the names cache), which
+// needs each list once and would otherwise keep every game's metadata in
+// the cache, decoded twice over. The slice is the caller's.
+func (c *Client) ListGames(ctx context.Context, system string) ([]Game, error) {
+	op := "GET " + systemPath(system, "games")
+	if err := checkSystem(op, system); err != nil {
+		return nil, err
+	}
+	_, data, err := c.getList(ctx, systemPath(system, "games"))
+	if err != nil {
+		return nil, err
+	}
+	games, err := decodeGames(data, c.cfg.Location)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	return games, nil
+}
+
 // Games returns every game ES lists for a system or collection, from the
 // cache when present. The slice is the caller's.
 func (c *Client) Games(ctx context.Context, system string) ([]Game, error) {

@@ -172,11 +172,10 @@ type gameList struct {
 	games []oncabinet.Game
 }
 
-// add indexes one system's games and lets the ES client drop its copy of
-// the list: the index keeps what search needs in a fraction of the space.
+// add indexes one system's games, fetched without the ES client's cache:
+// the index keeps what search needs in a fraction of the space.
 func (c *catalog) add(ctx context.Context, b *search.Builder, gl *gameList, system string) error {
-	games, err := c.es.Games(ctx, system)
-	c.es.InvalidateSystem(system)
+	games, err := c.es.ListGames(ctx, system)
 	if errors.Is(err, es.ErrNotFound) {
 		return nil // the system went away since /systems
 	}

@@ -17,6 +17,9 @@ type ES interface {
 	Caps(ctx context.Context) (es.Caps, error)
 	Systems(ctx context.Context) ([]es.System, error)
 	Games(ctx context.Context, system string) ([]es.Game, error)
+	// ListGames fetches a list without keeping it in the cache: the search index reads each
+	// list once, and keeps what search needs in a fraction of the space.
+	ListGames(ctx context.Context, system string) ([]es.Game, error)
 	Game(ctx context.Context, system, id string) (es.Game, error)
 	LookupGame(ctx context.Context, system, id string) (es.Game, error)
 	RunningGame(ctx context.Context) (*es.Game, error)
@@ -26,8 +29,7 @@ type ES interface {
 	Notify(ctx context.Context, text string) error
 	MessageBox(ctx context.Context, text string) error
 	ReloadGames(ctx context.Context) error
-	// InvalidateSystem drops a cached game list; the search index releases
-	// each list once it is indexed, so the lists are not held twice.
+	// InvalidateSystem drops a cached game list (a launch may have moved its play counts).
 	InvalidateSystem(system string)
 }
 

@@ -204,3 +204,8 @@ func (c *countingES) Games(ctx context.Context, system string) ([]es.Game, error
 	c.games.Add(1)
 	return c.ES.Games(ctx, system)
 }
+
+func (c *countingES) ListGames(ctx context.Context, system string) ([]es.Game, error) {
+	c.games.Add(1)
+	return c.ES.ListGames(ctx, system)
+}

@@ -47,6 +47,16 @@ func (r Records[T]) Update(s *Store, fn func(Bucket[T]) error) error {
 	})
 }
 
+// Within is r's bucket within the write transaction tx, created if need be: a feature's
+// records written in the same transaction as the tracker's state or the names.
+func (r Records[T]) Within(tx *Tx) (Bucket[T], error) {
+	b, err := tx.tx.CreateBucketIfNotExists([]byte(r.Name))
+	if err != nil {
+		return Bucket[T]{}, err
+	}
+	return Bucket[T]{name: r.Name, b: b}, nil
+}
+
 // In is r's bucket within the read transaction tx (with the sessions, say).
 func (r Records[T]) In(tx *ReadTx) Bucket[T] {
 	return Bucket[T]{name: r.Name, b: tx.tx.Bucket([]byte(r.Name))}
