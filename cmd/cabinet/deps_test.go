@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/batocera-cabinet/cabinet/packaging/release"
 )
 
 const module = "github.com/batocera-cabinet/cabinet"
@@ -85,6 +87,18 @@ func TestProductionDependencies(t *testing.T) {
 	for _, d := range goList(t, append([]string{"-deps", "-test"}, below...)...) {
 		if rel, ok := ours(d); ok && strings.HasPrefix(rel, "cmd/") {
 			t.Errorf("a package below cmd/ (or its tests) imports %s: map the configuration in cmd/cabinet instead", d)
+		}
+	}
+}
+
+// TestReleaseDependencies keeps out of a release build (-tags release, as
+// packaging/release builds it) what only `cabinet demo` and `cabinet
+// simulate` need: the simulator and its fakes, and the demo's embedded MQTT
+// broker.
+func TestReleaseDependencies(t *testing.T) {
+	for _, d := range goList(t, "-deps", "-tags", release.Tags, ".") {
+		if d == module+"/simulator" || strings.HasPrefix(d, module+"/simulator/") || strings.HasPrefix(d, "github.com/mochi-mqtt/") {
+			t.Errorf("the release binary (-tags %s) links %s, which only demo and simulate need (checkout_release.go stubs them there)", release.Tags, d)
 		}
 	}
 }

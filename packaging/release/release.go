@@ -160,8 +160,14 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
+// Tags are the build tags of a release binary: release leaves out
+// `cabinet demo` and `cabinet simulate`, the simulator's fakes and the
+// embedded MQTT broker, which run from a checkout of the source only.
+const Tags = "release"
+
 // Build builds the static, stripped binary for t from the module at srcDir
-// into out, with s linked into `cabinet version`.
+// into out, with s linked into `cabinet version`. It builds with the
+// release tag (Tags), which leaves out what a cabinet never runs.
 func Build(ctx context.Context, srcDir string, t Target, out string, s Stamp) error {
 	return goBuild(ctx, srcDir, t, out, s, true)
 }
@@ -176,7 +182,7 @@ func goBuild(ctx context.Context, srcDir string, t Target, out string, s Stamp, 
 	if strip {
 		ldflags = "-s -w " + ldflags
 	}
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", ldflags, "-o", out, "./cmd/cabinet")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", Tags, "-ldflags", ldflags, "-o", out, "./cmd/cabinet")
 	cmd.Dir = srcDir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+t.GOARCH, "GOARM="+t.GOARM)
 	var stderr bytes.Buffer

@@ -232,7 +232,8 @@ func TestBuildRefusesUnquotableStamp(t *testing.T) {
 }
 
 // TestBuildStampsVersion builds the real binary for this machine with a
-// stamp and checks that `cabinet version --json` reports it.
+// stamp and checks that `cabinet version --json` reports it, and that the
+// build left the demo out.
 func TestBuildStampsVersion(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the cabinet binary (about a minute): skipped with -short")
@@ -270,5 +271,10 @@ func TestBuildStampsVersion(t *testing.T) {
 	if got.Version != stamp.Version || got.Commit != stamp.Commit || got.OS != "linux" || got.Arch != target.GOARCH ||
 		!strings.HasPrefix(got.Go, "go1.") || got.StoreSchema < 1 {
 		t.Errorf("version --json = %s, want version %s commit %s on linux/%s", out, stamp.Version, stamp.Commit, target.GOARCH)
+	}
+	// Built with Tags: the demo is left out and only says where it runs.
+	var exit *exec.ExitError
+	if err := exec.CommandContext(ctx, bin, "demo").Run(); !errors.As(err, &exit) || exit.ExitCode() != 2 {
+		t.Errorf("%s demo: %v, want exit status 2 (release builds leave the demo out)", bin, err)
 	}
 }
