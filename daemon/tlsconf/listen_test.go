@@ -78,8 +78,8 @@ func TestListenSniffs(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer silent.Close()
-			if code, body := getBody(t, h2, "https://"+addr+"/"); code != 200 || body != "https HTTP/2.0" {
-				t.Errorf("HTTPS with h2: %d %q, want 200 https HTTP/2.0", code, body)
+			if code, body := getBody(t, h2, "https://"+addr+"/"); code != 200 || body != "https "+h2Proto() {
+				t.Errorf("HTTPS with h2: %d %q, want 200 https %s", code, body, h2Proto())
 			}
 			if code, body := getBody(t, h1, "https://"+addr+"/"); code != 200 || body != "https HTTP/1.1" {
 				t.Errorf("HTTPS with HTTP/1.1: %d %q, want 200 https HTTP/1.1", code, body)

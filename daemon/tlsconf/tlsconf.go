@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -202,7 +203,7 @@ func newSource(opts Options) (*Source, error) {
 func (s *Source) Config() *tls.Config {
 	return &tls.Config{
 		MinVersion:     tls.VersionTLS12,
-		NextProtos:     []string{"h2", "http/1.1"},
+		NextProtos:     slices.Clone(alpn),
 		GetCertificate: s.getCertificate,
 	}
 }

@@ -129,39 +129,6 @@ func WriteSizes(w io.Writer, arts []Artifact) error {
 	return tw.Flush()
 }
 
-// WriteBreakdown prints the n largest packages and modules of b and the
-// shared tables, each with its share of the loaded bytes.
-func WriteBreakdown(w io.Writer, b Breakdown, n int) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	table := func(title string, parts []Part, top int) {
-		fmt.Fprintf(tw, "%s\t   MiB\t share\n", title)
-		for _, p := range parts[:min(top, len(parts))] {
-			fmt.Fprintf(tw, "%s\t%6.2f\t%6s\n", p.Name, mb(p.Bytes), share(p.Bytes, b.Loaded))
-		}
-		if len(parts) > top {
-			var rest int64
-			for _, p := range parts[top:] {
-				rest += p.Bytes
-			}
-			fmt.Fprintf(tw, "(%d more)\t%6.2f\t%6s\n", len(parts)-top, mb(rest), share(rest, b.Loaded))
-		}
-		fmt.Fprintln(tw)
-	}
-	var inPkgs, inShared int64
-	for _, p := range b.Packages {
-		inPkgs += p.Bytes
-	}
-	for _, p := range b.Shared {
-		inShared += p.Bytes
-	}
-	fmt.Fprintf(tw, "loaded sections: %.2f MiB; %s in symbols of %d packages, %s in tables shared by all\n\n",
-		mb(b.Loaded), share(inPkgs, b.Loaded), len(b.Packages), share(inShared, b.Loaded))
-	table("package", b.Packages, n)
-	table("module", b.Modules, n)
-	table("shared by all packages", b.Shared, len(b.Shared))
-	return tw.Flush()
-}
-
 func mb(n int64) float64 { return float64(n) / (1 << 20) }
 
 func share(n, of int64) string {

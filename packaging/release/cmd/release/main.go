@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/packaging/release"
+	"github.com/batocera-cabinet/cabinet/packaging/release/sizes"
 )
 
 func main() {
@@ -76,10 +77,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	amd64, _ := release.TargetsNamed("amd64")
-	b, err := release.SizeBreakdown(ctx, *src, amd64[0], stamp)
+	b, err := sizes.SizeBreakdown(ctx, *src, amd64[0], stamp)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "\nlargest parts of %s (measured on an unstripped build):\n", amd64[0].BinaryName())
-	return release.WriteBreakdown(stdout, b, *parts)
+	return sizes.WriteBreakdown(stdout, b, *parts)
 }

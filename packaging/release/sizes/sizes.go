@@ -1,4 +1,8 @@
-package release
+// Package sizes says where the bytes of a release binary go (by package, by module, and the
+// tables all packages share), for the release program to print. It lives apart from package
+// release, which cabinet deploy links: reading ELF sections takes debug/elf, which a cabinet
+// never needs.
+package sizes
 
 import (
 	"cmp"
@@ -7,10 +11,14 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"text/tabwriter"
+
+	"github.com/batocera-cabinet/cabinet/packaging/release"
 )
 
 // Part is a share of a binary's bytes.
@@ -42,14 +50,14 @@ type Breakdown struct {
 
 // SizeBreakdown builds t without stripping it into a temporary file and
 // reads where its bytes go.
-func SizeBreakdown(ctx context.Context, srcDir string, t Target, s Stamp) (Breakdown, error) {
+func SizeBreakdown(ctx context.Context, srcDir string, t release.Target, s release.Stamp) (Breakdown, error) {
 	dir, err := os.MkdirTemp("", "cabinet-sizes-")
 	if err != nil {
 		return Breakdown{}, fmt.Errorf("size breakdown: %w", err)
 	}
 	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, t.BinaryName())
-	if err := goBuild(ctx, srcDir, t, bin, s, false); err != nil {
+	if err := release.BuildUnstripped(ctx, srcDir, t, bin, s); err != nil {
 		return Breakdown{}, fmt.Errorf("size breakdown: %w", err)
 	}
 	return ReadBreakdown(bin)
@@ -210,4 +218,46 @@ func sortedParts(sums map[string]int64) []Part {
 		return cmp.Or(cmp.Compare(b.Bytes, a.Bytes), strings.Compare(a.Name, b.Name))
 	})
 	return parts
+}
+
+// WriteBreakdown prints the n largest packages and modules of b and the
+// shared tables, each with its share of the loaded bytes.
+func WriteBreakdown(w io.Writer, b Breakdown, n int) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	table := func(title string, parts []Part, top int) {
+		fmt.Fprintf(tw, "%s\t   MiB\t share\n", title)
+		for _, p := range parts[:min(top, len(parts))] {
+			fmt.Fprintf(tw, "%s\t%6.2f\t%6s\n", p.Name, mb(p.Bytes), share(p.Bytes, b.Loaded))
+		}
+		if len(parts) > top {
+			var rest int64
+			for _, p := range parts[top:] {
+				rest += p.Bytes
+			}
+			fmt.Fprintf(tw, "(%d more)\t%6.2f\t%6s\n", len(parts)-top, mb(rest), share(rest, b.Loaded))
+		}
+		fmt.Fprintln(tw)
+	}
+	var inPkgs, inShared int64
+	for _, p := range b.Packages {
+		inPkgs += p.Bytes
+	}
+	for _, p := range b.Shared {
+		inShared += p.Bytes
+	}
+	fmt.Fprintf(tw, "loaded sections: %.2f MiB; %s in symbols of %d packages, %s in tables shared by all\n\n",
+		mb(b.Loaded), share(inPkgs, b.Loaded), len(b.Packages), share(inShared, b.Loaded))
+	table("package", b.Packages, n)
+	table("module", b.Modules, n)
+	table("shared by all packages", b.Shared, len(b.Shared))
+	return tw.Flush()
+}
+
+func mb(n int64) float64 { return float64(n) / (1 << 20) }
+
+func share(n, of int64) string {
+	if of <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(n)/float64(of))
 }
