@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batocera-cabinet/cabinet/packaging/release"
 	"github.com/batocera-cabinet/cabinet/simulator"
 	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeretroarch"
@@ -24,12 +25,17 @@ import (
 // released by TestMain.
 var builtCabinet cabinettest.Lazy
 
+// releaseCabinet is the binary built as releases are (packaging/release's tags), for the tests
+// of what a cabinet runs.
+var releaseCabinet = cabinettest.Lazy{Flags: []string{"-tags", release.Tags}}
+
 func TestMain(m *testing.M) {
 	if os.Getenv(reaperEnv) == "1" {
 		os.Exit(reap(os.Args[1:]))
 	}
 	code := m.Run()
 	builtCabinet.Close()
+	releaseCabinet.Close()
 	os.Exit(code)
 }
 

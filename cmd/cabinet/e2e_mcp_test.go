@@ -200,7 +200,13 @@ func startServe(t testing.TB, env []string) (url, token string, daemonLog *cabin
 // startServeProcess is startServe that also returns the daemon's process id.
 func startServeProcess(t testing.TB, env []string) (url, token string, daemonLog *cabinettest.LogBuffer, stop func(), pid int) {
 	t.Helper()
-	serve := exec.Command(cabinetBinary(t), "serve", "--log-stderr")
+	return startServeBinary(t, cabinetBinary(t), env)
+}
+
+// startServeBinary is startServeProcess with the binary bin (the release build, say).
+func startServeBinary(t testing.TB, bin string, env []string) (url, token string, daemonLog *cabinettest.LogBuffer, stop func(), pid int) {
+	t.Helper()
+	serve := exec.Command(bin, "serve", "--log-stderr")
 	serve.Env = env
 	daemonLog = &cabinettest.LogBuffer{}
 	serve.Stderr = daemonLog

@@ -18,7 +18,8 @@ import (
 // 40 MB resident and 60 MB peak for 50,000 games) the resident memory of `cabinet serve`
 // against `cabinet simulate --games 50000`, after its start and four batocera_find_games calls
 // over MCP on HTTP, beside the same figures against the simulator's fixture library, in the
-// same run. Both are the non-race binary. Run: go test -run TestServeMemory -v ./cmd/cabinet/
+// same run. serve is the release build (what a cabinet runs), the simulator the default one;
+// neither is built with -race. Run: go test -run TestServeMemory -v ./cmd/cabinet/
 func TestServeMemory(t *testing.T) {
 	cabinettest.Long(t, "indexes 50,000 games")
 	fixture := serveMemory(t, nil)
@@ -48,7 +49,7 @@ func serveMemory(t *testing.T, args []string) memFigures {
 	defer stopProcess(t, sim, syscall.SIGINT, simDone)
 	simLog.WaitLine(t, 60*time.Second, "the simulator to be ready", "Stop with Ctrl-C")
 
-	url, token, daemonLog, stop, pid := startServeProcess(t, append(env, "CABINET_LOG_LEVEL=debug"))
+	url, token, daemonLog, stop, pid := startServeBinary(t, releaseCabinet.Path(t), append(env, "CABINET_LOG_LEVEL=debug"))
 	defer stop()
 	// The start's pass over ES's lists (the names cache) first, then the searches: the figures
 	// are of the daemon at rest, and of it after searching.
