@@ -4,7 +4,7 @@ import (
 	"reflect"
 
 	"github.com/batocera-cabinet/cabinet/daemon/cfaccess"
-	"github.com/batocera-cabinet/cabinet/daemon/tools"
+	"github.com/batocera-cabinet/cabinet/daemon/links"
 	"github.com/batocera-cabinet/cabinet/haentities/mqttlink"
 	"github.com/batocera-cabinet/cabinet/hook/journal"
 	"github.com/batocera-cabinet/cabinet/hook/paths"
@@ -25,7 +25,7 @@ type Config struct {
 	BirthTopic string
 	// Tools is what the MCP tools are built from; the watcher and the name
 	// cache reach ES at the same Tools.ESURL.
-	Tools tools.Settings
+	Tools links.Settings
 	// HTTP is MCP over HTTP; it applies at the next start.
 	HTTP HTTP
 	// Diagnostics is what the diagnostic entities read.

@@ -11,17 +11,17 @@ package daemon
 import (
 	"context"
 	"fmt"
-	"github.com/fsnotify/fsnotify"
 	"io"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
+
 	"github.com/rs/zerolog"
 
 	"github.com/batocera-cabinet/cabinet/daemon/clock"
-	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/daemon/power"
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/hook/bootclock"
@@ -84,13 +84,12 @@ type Daemon struct {
 	linkCancel context.CancelFunc
 	// runCtx ends when the daemon is asked to stop: Home Assistant controls
 	// still running then are cut short.
-	runCtx   context.Context
-	mcp      mcpSet
-	http     httpState
-	watch    *watcher
-	esClient *es.Client
-	intake   *hookIntake // nil when the intake log cannot be used
-	inbox    *inboxReader
+	runCtx context.Context
+	mcp    mcpSet
+	http   httpState
+	watch  *watcher
+	intake *hookIntake // nil when the intake log cannot be used
+	inbox  *inboxReader
 	// romm is what the RomM reporter tells the status about the
 	// cabinet's device (set by reportRomM).
 	romm rommDeviceNote
@@ -174,9 +173,8 @@ func Run(ctx context.Context, opts Options) error {
 	if lg != nil {
 		d.intake = newHookIntake(lg, d.eng, d.clock, d.log)
 	}
-	d.esClient, err = es.New(es.Config{URL: cfg.Tools.ESURL})
-	if err != nil {
-		return err
+	if err := d.buildLinks(cfg); err != nil {
+		return fmt.Errorf("the clients and MCP tools: %w", err)
 	}
 	// The watcher before the first apply: events applied then nudge it.
 	d.watch = newWatcher(liveES{d}, opts.WatchInterval, d.clock, opts.Now, d.emitWatcher, d.cacheName, d.log)
@@ -189,9 +187,6 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	d.recover(lg)
 	d.setPower(haentities.PowerRunning)
-	if err := d.buildMCP(cfg); err != nil {
-		return fmt.Errorf("MCP tools: %w", err)
-	}
 	sock := &socket.Server{Path: cfg.Layout.Socket(), Log: d.log, Event: d.hookEvent, MCP: d.serveSocketMCP, Status: func() any { return d.Status() }}
 	ln, err := sock.Listen()
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon/clock"
+	"github.com/batocera-cabinet/cabinet/daemon/links"
 	"github.com/batocera-cabinet/cabinet/daemon/tools"
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/haentities/mqttlink"
@@ -19,8 +20,8 @@ import (
 	"github.com/batocera-cabinet/cabinet/hook/socket"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
 	"github.com/batocera-cabinet/cabinet/simulator"
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/mqttbroker"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // waitLimit bounds every wait of these tests: long enough for a loaded CI
@@ -143,7 +144,7 @@ func rigConfig(cab *simulator.Cabinet, broker *mqttbroker.Broker) Config {
 		Rules:       journal.Rules{Settings: settings, Tracker: tracker.DefaultConfig(), Publishing: true},
 		MQTT:        mqttlink.Options{Broker: broker.URL(), ClientID: "cabinet_daemon_test"},
 		BirthTopic:  "homeassistant/status",
-		Tools:       tools.Settings{ESURL: cab.ESURL(), RetroArchAddr: cab.RetroArchAddr(), Paths: p, Name: "Batocera"},
+		Tools:       links.Settings{ESURL: cab.ESURL(), RetroArchAddr: cab.RetroArchAddr(), Paths: p, Name: "Batocera"},
 		HTTP:        HTTP{Listen: "127.0.0.1:0"},
 		Diagnostics: Diagnostics{ThermalZones: cab.Path("/sys/class/thermal/thermal_zone*/temp")},
 		LogLevel:    "debug",

@@ -17,8 +17,8 @@ const installsInterval = time.Minute
 // listed by ES); when a game ends it has ES list the games installed while
 // it ran, with their metadata and cover.
 func (d *Daemon) keepInstalls(ctx context.Context) error {
-	if srv := d.mcpServer(false); srv != nil {
-		switch n, err := srv.CleanInstallLeftovers(); {
+	if in := d.links().Installer; in != nil {
+		switch n, err := in.CleanLeftovers(); {
 		case errors.Is(err, install.ErrBusy):
 		case err != nil:
 			d.log.Warn().Err(err).Msg("unfinished installs not cleaned up")
@@ -38,11 +38,11 @@ func (d *Daemon) keepInstalls(ctx context.Context) error {
 		if d.eng.snapshot().Playing {
 			continue
 		}
-		srv := d.mcpServer(false)
-		if srv == nil {
+		in := d.links().Installer
+		if in == nil {
 			continue
 		}
-		n, err := srv.FinishInstalls(ctx)
+		n, err := in.FinishPending(ctx)
 		switch {
 		case errors.Is(err, install.ErrBusy), ctx.Err() != nil:
 		case err != nil:

@@ -13,30 +13,39 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/daemon/library/install"
 	"github.com/batocera-cabinet/cabinet/daemon/library/requests"
+	"github.com/batocera-cabinet/cabinet/daemon/links"
 	"github.com/batocera-cabinet/cabinet/daemon/tools"
 	"github.com/batocera-cabinet/cabinet/hook/store"
 )
 
-// mcpSet is the daemon's MCP servers: the normal one and a dry-run one (for
-// `cabinet call --dry-run` through the socket), rebuilt when the MCP
-// switches change. They share the daemon's rate limits and play history.
+// mcpSet is the daemon's links (every client of the configuration in force, package links) and
+// its MCP servers over them: the normal one and a dry-run one (for `cabinet call --dry-run`
+// through the socket), rebuilt together when the configuration changes. The servers share the
+// links' clients, installer and search index, the daemon's rate limits and play history.
 type mcpSet struct {
 	mu     sync.Mutex
+	links  *links.Links
 	normal *tools.Server
 	dry    *tools.Server
 	http   http.Handler
 }
 
-func (d *Daemon) buildMCP(cfg *Config) error {
-	extra := tools.Deps{History: history{d.eng.store()}, Installs: install.Kept{DB: d.eng.store()}, Requests: wakingRequests{requests.Kept{DB: d.eng.store()}, d.requestsWake},
-		Clock: d.clock, Daemon: d}
-	normal, err := tools.Build(cfg.Tools, d.opts.Version, false, extra)
+// buildLinks builds the links of cfg and the MCP servers over them, and puts them in force.
+func (d *Daemon) buildLinks(cfg *Config) error {
+	l, err := links.Build(cfg.Tools, install.Kept{DB: d.eng.store()}, d.clock)
 	if err != nil {
 		return err
 	}
-	dry, err := tools.Build(cfg.Tools, d.opts.Version, true, extra)
+	extra := tools.Deps{History: history{d.eng.store()}, Requests: wakingRequests{requests.Kept{DB: d.eng.store()}, d.requestsWake},
+		Clock: d.clock, Daemon: d}
+	normal, err := l.Tools(d.opts.Version, false, extra)
+	if err != nil {
+		return err
+	}
+	dry, err := l.Tools(d.opts.Version, true, extra)
 	if err != nil {
 		return err
 	}
@@ -52,10 +61,21 @@ func (d *Daemon) buildMCP(cfg *Config) error {
 		// refused there.
 		server.WithDisableLocalhostProtection(true))
 	d.mcp.mu.Lock()
-	d.mcp.normal, d.mcp.dry, d.mcp.http = normal, dry, h
+	d.mcp.links, d.mcp.normal, d.mcp.dry, d.mcp.http = l, normal, dry, h
 	d.mcp.mu.Unlock()
 	return nil
 }
+
+// links are the clients of the configuration in force.
+func (d *Daemon) links() *links.Links {
+	d.mcp.mu.Lock()
+	defer d.mcp.mu.Unlock()
+	return d.mcp.links
+}
+
+// es is the ES client of the configuration in force (the watcher, the names cache, the
+// pictures, the controls).
+func (d *Daemon) es() *es.Client { return d.links().ES }
 
 func (d *Daemon) mcpServer(dryRun bool) *tools.Server {
 	d.mcp.mu.Lock()
@@ -68,11 +88,8 @@ func (d *Daemon) mcpServer(dryRun bool) *tools.Server {
 
 // invalidateGames drops the search index (a game ended: play counts moved).
 func (d *Daemon) invalidateGames() {
-	d.mcp.mu.Lock()
-	defer d.mcp.mu.Unlock()
-	if d.mcp.normal != nil {
-		d.mcp.normal.Invalidate()
-		d.mcp.dry.Invalidate()
+	if l := d.links(); l != nil {
+		l.Games.Invalidate()
 	}
 }
 

@@ -179,16 +179,3 @@ func (d *Daemon) storeNames(s es.System, list []es.Game) (wrote bool, err error)
 	}
 	return err == nil, err
 }
-
-// swapES points the watcher and the name cache at a new cabinet.es.url
-// (the tools get theirs when they are rebuilt).
-func (d *Daemon) swapES(url string) {
-	c, err := es.New(es.Config{URL: url})
-	if err != nil {
-		d.log.Error().Err(err).Msg("configuration change: cabinet.es.url not applied")
-		return
-	}
-	d.mu.Lock()
-	d.esClient = c
-	d.mu.Unlock()
-}

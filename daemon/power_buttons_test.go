@@ -9,9 +9,9 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/daemon/power"
 	"github.com/batocera-cabinet/cabinet/haentities"
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/fakees"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeretroarch"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // powerCalls are the fake ES's quit, reboot, shutdown and emukill calls,

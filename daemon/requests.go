@@ -2,16 +2,10 @@ package daemon
 
 import (
 	"context"
-	"reflect"
 	"time"
 
-	"github.com/batocera-cabinet/cabinet/daemon/library/pairing"
-	"github.com/batocera-cabinet/cabinet/daemon/library/platforms"
 	"github.com/batocera-cabinet/cabinet/daemon/library/requests"
-	"github.com/batocera-cabinet/cabinet/daemon/library/romarr"
-	"github.com/batocera-cabinet/cabinet/daemon/library/romm"
-	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
-	"github.com/batocera-cabinet/cabinet/daemon/tools"
+	"github.com/batocera-cabinet/cabinet/daemon/links"
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
 	"github.com/batocera-cabinet/cabinet/hook/store"
 )
@@ -20,18 +14,11 @@ import (
 // its own backoff, from a minute to half an hour); library_request makes a new one due at once.
 const requestsInterval = time.Minute
 
-// requestsLink is the follower of one configuration of the library servers.
+// requestsLink is the follower over one set of links (the library servers, the installer and
+// the screen of the configuration in force).
 type requestsLink struct {
-	key requestsKey
-	f   *requests.Follower
-}
-
-// requestsKey is what of the configuration the follower's clients are built from.
-type requestsKey struct {
-	romarrURL, romarrKey           string
-	rommURL, rommToken, rommCAFile string
-	platformMap                    map[string]string
-	esURL, retroArchAddr           string
+	links *links.Links
+	f     *requests.Follower
 }
 
 // followRequests follows the library requests (library_request) on the daemon's clock: at
@@ -114,45 +101,26 @@ func (w wakingRequests) nudge() {
 	}
 }
 
-// requestsLinkFor returns the follower for the configuration in force: link itself while it
-// has not changed.
+// requestsLinkFor returns the follower for the links in force: link itself while they have not
+// changed.
 func (d *Daemon) requestsLinkFor(link *requestsLink) *requestsLink {
-	cfg := d.config().Tools
-	k := requestsKey{romarrURL: cfg.ROMarr.URL, romarrKey: cfg.ROMarr.APIKey, rommURL: cfg.RomM.URL, rommToken: cfg.RomM.Token,
-		rommCAFile: cfg.RomM.CAFile, platformMap: cfg.RomM.PlatformMap, esURL: cfg.ESURL, retroArchAddr: cfg.RetroArchAddr}
-	var installer tools.Installer
-	if srv := d.mcpServer(false); srv != nil {
-		installer = srv.RequestInstaller() // library_install's: one install at a time
+	l := d.links()
+	if link != nil && link.links == l {
+		return link
 	}
-	if link == nil || !reflect.DeepEqual(link.key, k) {
-		link = d.newRequestsLink(k)
+	f := &requests.Follower{Store: requests.Kept{DB: d.eng.store()}, Platforms: l.Platforms, Now: d.clock.Now,
+		Playing: func() bool { return d.eng.snapshot().Playing }, Screen: l.Screen()}
+	// Only the servers configured: a nil client in an interface would look like one.
+	if l.ROMarr != nil {
+		f.ROMarr = l.ROMarr
 	}
-	link.f.Installer = nil
-	if installer != nil {
-		link.f.Installer = installer
+	if l.RomM != nil {
+		f.RomM = l.RomM
 	}
-	return link
-}
-
-func (d *Daemon) newRequestsLink(k requestsKey) *requestsLink {
-	f := &requests.Follower{Store: requests.Kept{DB: d.eng.store()}, Platforms: platforms.Default().WithOverrides(k.platformMap), Now: d.clock.Now,
-		Playing: func() bool { return d.eng.snapshot().Playing },
-		Screen:  pairing.CabinetScreen{ES: d.es(), RetroArch: retroarch.New(k.retroArchAddr, retroarch.WithTimeout(time.Second))}}
-	if k.romarrURL != "" {
-		if c, err := romarr.New(romarr.Config{URL: k.romarrURL, APIKey: k.romarrKey}); err == nil {
-			f.ROMarr = c
-		} else {
-			d.log.Error().Err(err).Msg("library requests are not followed in ROMarr: its client cannot be built")
-		}
+	if l.Installer != nil {
+		f.Installer = l.Installer // library_install's too: one installer, one install at a time
 	}
-	if k.rommURL != "" {
-		if c, err := romm.New(romm.Config{URL: k.rommURL, Token: k.rommToken, CAFile: k.rommCAFile}); err == nil {
-			f.RomM = c
-		} else {
-			d.log.Error().Err(err).Msg("library requests are not looked for in RomM: its client cannot be built")
-		}
-	}
-	return &requestsLink{key: k, f: f}
+	return &requestsLink{links: l, f: f}
 }
 
 // PendingRequests counts the library requests still followed (doctor); 0 when the store

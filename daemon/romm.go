@@ -81,7 +81,7 @@ type registration struct {
 }
 
 func (d *Daemon) newRomMLink(cfg RomMReport) (*rommLink, error) {
-	c, err := romm.New(romm.Config{URL: cfg.URL, Token: cfg.Token, CAFile: cfg.CAFile})
+	c, err := d.rommClient(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -257,4 +257,16 @@ func (a *activity) clear(ctx context.Context, c *romm.Client, device string) {
 		cancel()
 	}
 	a.rom, a.romID = "", 0
+}
+
+// rommClient is the links' RomM client when the reporting speaks to RomM as the tools do (the
+// same server and token: the pairing's, unless cabinet.romm.token names another identity),
+// else one of its own.
+func (d *Daemon) rommClient(cfg RomMReport) (*romm.Client, error) {
+	if l := d.links(); l != nil && l.RomM != nil {
+		if r := l.Settings.RomM; r.URL == cfg.URL && r.Token == cfg.Token && r.CAFile == cfg.CAFile {
+			return l.RomM, nil
+		}
+	}
+	return romm.New(romm.Config{URL: cfg.URL, Token: cfg.Token, CAFile: cfg.CAFile})
 }

@@ -89,13 +89,6 @@ func (d *Daemon) config() *Config {
 // Store is the daemon's store (play history for the MCP tools).
 func (d *Daemon) Store() *store.Store { return d.eng.store() }
 
-// es is the ES client of the configuration in force.
-func (d *Daemon) es() *es.Client {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.esClient
-}
-
 // liveES is the watcher's view of ES: whichever client the configuration
 // in force names, so a new cabinet.es.url applies without a restart.
 type liveES struct{ d *Daemon }

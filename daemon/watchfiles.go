@@ -163,12 +163,9 @@ func (d *Daemon) reload(ctx context.Context) {
 	if ch.link {
 		d.restartMQTT(ctx)
 	}
-	if ch.es {
-		d.swapES(cfg.Tools.ESURL)
-	}
-	if ch.tools {
-		if err := d.buildMCP(cfg); err != nil {
-			d.log.Error().Err(err).Msg("configuration change: MCP tools not rebuilt")
+	if ch.es || ch.tools {
+		if err := d.buildLinks(cfg); err != nil {
+			d.log.Error().Err(err).Msg("configuration change: the clients and MCP tools not rebuilt")
 		}
 	}
 	if !reflect.DeepEqual(old.RomM, cfg.RomM) {

@@ -18,7 +18,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/hook/paths"
 	"github.com/batocera-cabinet/cabinet/hook/store"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
-	"github.com/batocera-cabinet/cabinet/simulator/peertest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/peertest"
 )
 
 // recorder is a broker that acknowledges everything, in order.

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batocera-cabinet/cabinet/simulator/peertest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/peertest"
 )
 
 // The firewall fragments change netfilter tables, so every test here runs

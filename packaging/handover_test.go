@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/batocera-cabinet/cabinet/hook/journal"
-	"github.com/batocera-cabinet/cabinet/simulator/peertest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/peertest"
 )
 
 // shells are the shells the wrappers must work under: Batocera's /bin/sh

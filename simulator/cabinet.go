@@ -7,7 +7,10 @@
 // cabinet. The fake ES reads the tree as ES reads a cabinet's disk: a
 // reload rescans the ROM folders, uploaded media are written there
 // (reload.go). Tests, `cabinet simulate` and `cabinet demo` use it; its
-// zero-configuration Start is ready to use.
+// zero-configuration Start is ready to use. Everything under simulator/
+// ships in `cabinet simulate` and `cabinet demo`, except
+// simulator/testpeers: the real peers' launchers and the test kits, which
+// only tests link.
 package simulator
 
 import (

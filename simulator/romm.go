@@ -127,7 +127,8 @@ func rommReferenceDir() string {
 }
 
 // moduleRoot walks up from the working directory to go.mod (the walk of
-// simulator/binarytest, which the production binary must not link).
+// simulator/testpeers/binarytest, which the production binary must not
+// link).
 func moduleRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {

@@ -45,7 +45,9 @@ func demoHousehold(b *mqttbroker.Broker, settings haentities.Settings, scale flo
 	}
 }
 
-// demoSystemNote says where the demo's fake system tools are.
+// demoSystemNote says where the fake system tools of the demo and of
+// `cabinet simulate` are (simulator.Options.System).
 func demoSystemNote(cab *simulator.Cabinet) string {
-	return fmt.Sprintf("%s (volume), %s (pads)", cab.Path("/usr/bin/batocera-audio"), cab.Path("/proc/bus/input/devices"))
+	return fmt.Sprintf("%s (volume), %s (update check), %s (pads)",
+		cab.Path("/usr/bin/batocera-audio"), cab.Path("/usr/bin/batocera-upgrade"), cab.Path("/proc/bus/input/devices"))
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/batocera-cabinet/cabinet/packaging/deploy"
-	"github.com/batocera-cabinet/cabinet/simulator/realdropbear"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/realdropbear"
 )
 
 func TestParseInterspersed(t *testing.T) {

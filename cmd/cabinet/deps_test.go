@@ -38,7 +38,8 @@ var daemonMayUse = []string{"hook/tracker", "hook/argv", "hook/journal", "hook/s
 // purpose.
 var hookMayLink = []string{"hook", "haentities", "haentities/mqttlink", "haentities/untrusted"}
 
-// TestProductionDependencies keeps test machinery out of the binary that
+// TestProductionDependencies keeps test machinery (testing, httptest, the
+// test kits, anything under simulator/testpeers) out of the binary that
 // runs on every ES event, keeps hook and daemon apart (the daemon uses only
 // the shared event path of hook/), keeps the hook path to an explicit list,
 // and keeps configuration at cmd/: no package below it, tests included,
@@ -51,6 +52,8 @@ func TestProductionDependencies(t *testing.T) {
 			t.Errorf("the cabinet binary links %s", d)
 		case strings.HasSuffix(d, "/peertest"), strings.HasSuffix(d, "/cabinettest"), strings.HasSuffix(d, "/binarytest"):
 			t.Errorf("the cabinet binary links test helper %s", d)
+		case strings.HasPrefix(d, module+"/simulator/testpeers/"):
+			t.Errorf("the cabinet binary links %s: simulator/testpeers holds the real peers' launchers and the test kits, for tests only", d)
 		}
 	}
 	ours := func(d string) (string, bool) {

@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/batocera-cabinet/cabinet/simulator"
-	"github.com/batocera-cabinet/cabinet/simulator/binarytest"
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
-	"github.com/batocera-cabinet/cabinet/simulator/conformance"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/binarytest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/conformance"
 )
 
 // conformanceScenarios are the active server scenarios of the official suite that apply to

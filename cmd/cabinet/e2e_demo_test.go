@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // TestDemo runs README's first command as a newcomer would (faster): the

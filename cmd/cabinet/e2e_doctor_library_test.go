@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/batocera-cabinet/cabinet/simulator"
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeromm"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // TestDoctorRomMEndToEnd runs `cabinet doctor` against the simulator with

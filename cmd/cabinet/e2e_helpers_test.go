@@ -13,8 +13,8 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/packaging/release"
 	"github.com/batocera-cabinet/cabinet/simulator"
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeretroarch"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // The end-to-end tests (e2e_*_test.go) run the built binary as a user or an

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeromm"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // TestMCPCheckLogging: the official TypeScript SDK (protocol 2025-11-25)

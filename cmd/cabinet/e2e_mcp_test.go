@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/simulator"
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeretroarch"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // runMCPCheck runs mcpcheck with opts before target (its options must come

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/simulator"
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // TestMCPMemory prints (does not assert: figures are for reading) the

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/packaging/release"
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // TestReleaseBuildDemoSimulate builds the binary as releases are built

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/simulator"
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/fakees"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeromm"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // TestRomMPairEndToEnd runs `cabinet romm pair` (the built binary) against the simulator and a

@@ -11,6 +11,7 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/cmd/cabinet/config"
 	"github.com/batocera-cabinet/cabinet/daemon"
+	"github.com/batocera-cabinet/cabinet/daemon/links"
 	"github.com/batocera-cabinet/cabinet/daemon/tools"
 	"github.com/batocera-cabinet/cabinet/hook/socket"
 )
@@ -49,8 +50,12 @@ history and the store); otherwise the tools run in this process. Logs go to stde
 // localTools builds the tools in this process, with the play history read
 // from the store (opened briefly for each query: a hook may need it next).
 func localTools(cfg *config.Config, dryRun bool) (*tools.Server, error) {
-	return tools.Build(toolsSettings(cfg), buildVersion(), dryRun, tools.Deps{History: daemon.StoreHistory{Path: cfg.Layout().Store()},
-		Installs: daemon.StoreInstalls{Path: cfg.Layout().Store()}, Requests: daemon.StoreRequests{Path: cfg.Layout().Store()}})
+	l, err := links.Build(toolsSettings(cfg), daemon.StoreInstalls{Path: cfg.Layout().Store()}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return l.Tools(buildVersion(), dryRun, tools.Deps{History: daemon.StoreHistory{Path: cfg.Layout().Store()},
+		Requests: daemon.StoreRequests{Path: cfg.Layout().Store()}})
 }
 
 // bridge copies stdio to and from the daemon. When the client closes its

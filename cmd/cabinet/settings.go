@@ -3,12 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/batocera-cabinet/cabinet/daemon/osupdate"
-	"github.com/batocera-cabinet/cabinet/daemon/sysaudio"
-	"github.com/batocera-cabinet/cabinet/daemon/sysinfo"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/batocera-cabinet/cabinet/daemon/links"
+	"github.com/batocera-cabinet/cabinet/daemon/osupdate"
+	"github.com/batocera-cabinet/cabinet/daemon/sysaudio"
+	"github.com/batocera-cabinet/cabinet/daemon/sysinfo"
 
 	"github.com/batocera-cabinet/cabinet/cmd/cabinet/config"
 	"github.com/batocera-cabinet/cabinet/daemon"
@@ -105,17 +107,17 @@ func doctorClientID(id string) string { return fmt.Sprintf("cabinet_%s_doctor%d"
 // toolsSettings maps what the MCP tools are built from: the ES and RetroArch
 // addresses, the system paths under cabinet.paths.root (/proc stays the
 // real one: it describes this machine), the name and the MCP switches.
-func toolsSettings(cfg *config.Config) tools.Settings {
+func toolsSettings(cfg *config.Config) links.Settings {
 	p := tools.DefaultPaths()
 	p.ThermalZones = cfg.Path(p.ThermalZones)
 	p.BatoceraVersion = cfg.Path(p.BatoceraVersion)
 	p.StateDir = cfg.StatePath()
 	p.ScreenshotDir = cfg.ScreenshotPath()
-	return tools.Settings{ESURL: cfg.ESURL, RetroArchAddr: cfg.RetroArchAddr, Paths: p, Name: cfg.Name,
+	return links.Settings{ESURL: cfg.ESURL, RetroArchAddr: cfg.RetroArchAddr, Paths: p, Name: cfg.Name,
 		ReadOnly: cfg.MCP.ReadOnly, DryRun: cfg.MCP.DryRun, Power: cfg.MCP.Power, Audio: cfg.Path(sysaudio.DefaultBin), Root: cfg.Root,
-		RomM: tools.RomMSettings{URL: cfg.RomM.URL, Token: rommToken(cfg), CAFile: resolvedFile(cfg, cfg.RomM.CAFile),
+		RomM: links.RomMSettings{URL: cfg.RomM.URL, Token: rommToken(cfg), CAFile: resolvedFile(cfg, cfg.RomM.CAFile),
 			PlatformMap: cfg.RomM.PlatformMap, DeviceID: rommDeviceID(cfg)},
-		ROMarr:      tools.ROMarrSettings{URL: cfg.ROMarr.URL, APIKey: cfg.ROMarr.APIKey.Reveal()},
+		ROMarr:      links.ROMarrSettings{URL: cfg.ROMarr.URL, APIKey: cfg.ROMarr.APIKey.Reveal()},
 		AllowWrites: cfg.Library.AllowWrites, AllowInstall: cfg.Library.AllowInstall,
 		MaxInstallBytes: cfg.Library.MaxInstallBytes, InstallLock: cfg.Layout().InstallLock()}
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/daemon/library/romarr"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeromm"
-	"github.com/batocera-cabinet/cabinet/simulator/realromarr"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/realromarr"
 )
 
 // TestDoctorAgainstRealROMarr runs the ROMarr check against the real

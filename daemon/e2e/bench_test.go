@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
-	"github.com/batocera-cabinet/cabinet/simulator/realmosquitto"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/realmosquitto"
 )
 
 // benchRuns is how many runs each row times (CABINET_E2E_BENCH_RUNS

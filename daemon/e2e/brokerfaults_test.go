@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon"
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/fakees"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // tracked are the play-tracking states whose values the broker faults

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon"
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // TestConfigEditedLive: the config file is replaced by rename (as

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon"
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
-	"github.com/batocera-cabinet/cabinet/simulator/peertest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/peertest"
 )
 
 // TestDiskFull: /userdata fills up (ROMs, screenshots and saves share it

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/hook/journal"
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/fakees"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // TestWrappersUseTheInbox: with the daemon running, an evening through the

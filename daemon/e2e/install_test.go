@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/simulator"
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeromm"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // TestInstallKilledMidDownload: the daemon killed (-9) while `cabinet call library_install`

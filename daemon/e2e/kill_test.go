@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon"
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // TestKill9WhileEventsFlow: the daemon is SIGKILLed at random moments while

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/hook/store"
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // TestCleanStop: SIGTERM makes the daemon say goodbye: `offline` retained on

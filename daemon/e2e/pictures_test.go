@@ -14,7 +14,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/artwork"
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/simulator"
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // TestGamePicturesAndDetails (issue 18) runs the daemon binary on both

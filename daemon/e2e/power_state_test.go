@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/haentities"
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // TestPowerStateLifecycle follows sensor.power_state through the daemon

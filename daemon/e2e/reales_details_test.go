@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon/es"
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
-	"github.com/batocera-cabinet/cabinet/simulator/reales"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/reales"
 )
 
 // TestRealESGameDetails (issue 18): the game's metadata as Batocera's real

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon/es"
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
-	"github.com/batocera-cabinet/cabinet/simulator/reales"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/reales"
 )
 
 // TestRealESInstalledGameKeepsItsMetadata holds the library installer's ES side to Batocera's

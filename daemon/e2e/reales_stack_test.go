@@ -6,8 +6,8 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/simulator"
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
-	"github.com/batocera-cabinet/cabinet/simulator/reales"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/reales"
 )
 
 // TestRealStackCaptureValidates: the daemon binary and its wrappers with

@@ -10,8 +10,8 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/packaging"
 	"github.com/batocera-cabinet/cabinet/simulator"
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
-	"github.com/batocera-cabinet/cabinet/simulator/reales"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/reales"
 )
 
 // The tests against Batocera's real EmulationStation (issue 11, "Against

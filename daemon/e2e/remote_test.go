@@ -20,8 +20,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
-	"github.com/batocera-cabinet/cabinet/simulator/fakeaccess"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/fakeaccess"
 )
 
 // tunnelHost is the public hostname of the simulated Cloudflare Tunnel:

@@ -18,7 +18,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/hook/socket"
 	"github.com/batocera-cabinet/cabinet/hook/store"
 	"github.com/batocera-cabinet/cabinet/simulator"
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // testBroker is a shared test broker and how the rig's observer reads it.

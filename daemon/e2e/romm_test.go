@@ -12,9 +12,9 @@ import (
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/hook/store"
 	"github.com/batocera-cabinet/cabinet/simulator"
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/esevents"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeromm"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // TestRomMPlaySessions: a cabinet paired with RomM while its daemon runs

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/packaging"
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
-	"github.com/batocera-cabinet/cabinet/simulator/realmosquitto"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/realmosquitto"
 )
 
 // BenchmarkWrappers prints one table: what an ES event costs ES, and the

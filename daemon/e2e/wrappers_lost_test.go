@@ -13,7 +13,7 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/daemon"
 	"github.com/batocera-cabinet/cabinet/packaging"
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // TestWrappersKill9WhileEventsFlow: a thousand events at about 50 a second

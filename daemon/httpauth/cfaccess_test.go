@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon/cfaccess"
-	"github.com/batocera-cabinet/cabinet/simulator/fakeaccess"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/fakeaccess"
 )
 
 // accessRig is a guard with Cloudflare Access configured against a fake

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/simulator/fakeretroarch"
-	"github.com/batocera-cabinet/cabinet/simulator/peertest"
-	"github.com/batocera-cabinet/cabinet/simulator/realretroarch"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/peertest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/realretroarch"
 )
 
 // peer is a RetroArch running the stub NES ROM: the fake or the real one.

@@ -19,9 +19,9 @@ import (
 // /openapi.json, fetched once per version and cached).
 type APIIndexLoader func(ctx context.Context) (*openapi.Index, error)
 
-// versionedAPIIndex loads the operation index of the RomM version that
+// VersionedAPIIndex loads the operation index of the RomM version that
 // answers now: each version's document is fetched once and cached in dir.
-func versionedAPIIndex(dir string, c interface {
+func VersionedAPIIndex(dir string, c interface {
 	Version(ctx context.Context) (romm.Version, error)
 	OpenAPI(ctx context.Context) ([]byte, error)
 }) APIIndexLoader {

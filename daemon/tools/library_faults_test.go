@@ -35,7 +35,7 @@ func rommAt(t *testing.T, url string, timeout time.Duration) *rig {
 	}
 	return newRig(t, rigConfig{deps: func(d *Deps) {
 		d.Library = Library{RomM: c, Platforms: platforms.Default(),
-			APIIndex: versionedAPIIndex(filepath.Join(d.Paths.StateDir, "romm-api"), c)}
+			APIIndex: VersionedAPIIndex(filepath.Join(d.Paths.StateDir, "romm-api"), c)}
 	}})
 }
 

@@ -34,7 +34,7 @@ func newLibraryRig(t *testing.T, mod func(*Library)) *libraryRig {
 	}
 	var root string
 	r := newRig(t, rigConfig{deps: func(d *Deps) {
-		d.Library = Library{RomM: c, Platforms: platforms.Default(), APIIndex: versionedAPIIndex(filepath.Join(d.Paths.StateDir, "romm-api"), c)}
+		d.Library = Library{RomM: c, Platforms: platforms.Default(), APIIndex: VersionedAPIIndex(filepath.Join(d.Paths.StateDir, "romm-api"), c)}
 		if mod != nil {
 			mod(&d.Library)
 		}

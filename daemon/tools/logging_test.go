@@ -16,9 +16,12 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/daemon/library/install"
+	"github.com/batocera-cabinet/cabinet/daemon/library/platforms"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romarr"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romm"
+	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
 	store "github.com/batocera-cabinet/cabinet/hook/store"
 	"github.com/batocera-cabinet/cabinet/simulator"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeromm"
@@ -153,7 +156,7 @@ func levels(lines []logLine) []string {
 }
 
 // logRig is a cabinet on the simulator, with its fake RomM and the real
-// installer: the tools server Build makes for the daemon.
+// installer: the tools server the daemon builds.
 type logRig struct {
 	cab *simulator.Cabinet
 	srv *Server
@@ -172,10 +175,22 @@ func newLogRig(t *testing.T) *logRig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	s := Settings{ESURL: cab.ESURL(), RetroArchAddr: cab.RetroArchAddr(), Paths: DefaultPaths().Resolve(cab.Path),
-		Name: "Game Room", Root: cab.Root, RomM: RomMSettings{URL: cab.RomMURL(), Token: cab.RomM.Token()},
-		AllowInstall: true, InstallLock: filepath.Join(t.TempDir(), "install.lock")}
-	srv, err := Build(s, "1.2.3", false, Deps{Installs: install.Kept{DB: st}})
+	// The server as daemon/links builds it for the daemon (which tests of package tools cannot
+	// import): the real ES, RetroArch and RomM clients and the real installer.
+	esc, err := es.New(es.Config{URL: cab.ESURL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := romm.New(romm.Config{URL: cab.RomMURL(), Token: cab.RomM.Token()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolve := func(p string) string { return filepath.Join(cab.Root, p) }
+	inst := &install.Installer{RomM: rc, RomMURL: cab.RomMURL(), ES: esc, Meta: es.NewMetadataWriter(esc), Records: install.Kept{DB: st},
+		Platforms: platforms.Default(), Path: resolve, LockFile: filepath.Join(t.TempDir(), "install.lock")}
+	srv, err := New(Deps{ES: esc, RetroArch: retroarch.New(cab.RetroArchAddr()), Paths: DefaultPaths().Resolve(cab.Path),
+		Name: "Game Room", Version: "1.2.3", ResolvePath: resolve, Installs: install.Kept{DB: st},
+		Library: Library{RomM: rc, Platforms: platforms.Default(), RomMURL: cab.RomMURL(), Installer: inst}}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeretroarch"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // TestMCPCheck drives the tools through the official TypeScript SDK over

@@ -10,7 +10,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/batocera-cabinet/cabinet/daemon/library/install"
 	"github.com/batocera-cabinet/cabinet/daemon/power"
 )
 
@@ -89,28 +88,6 @@ func powerFailure(err error, sent []string) error {
 		msg += " Sent: " + strings.Join(sent, ", ") + "."
 	}
 	return refuse("%s", msg)
-}
-
-// errInstallWriting is the Busy answer while the install lock is held.
-var errInstallWriting = errors.New("a library install or uninstall is writing to the cabinet: try again when it is done")
-
-// installBusy is the power runner's Busy: the install lock at lockFile
-// ("": no installer, never busy). A lock that cannot be checked refuses
-// too.
-func installBusy(lockFile string) func() error {
-	if lockFile == "" {
-		return nil
-	}
-	return func() error {
-		writing, err := install.Writing(lockFile)
-		switch {
-		case err != nil:
-			return err
-		case writing:
-			return errInstallWriting
-		}
-		return nil
-	}
 }
 
 func upperFirst(s string) string {

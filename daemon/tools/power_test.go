@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon/es"
+	"github.com/batocera-cabinet/cabinet/daemon/library/install"
 	"github.com/batocera-cabinet/cabinet/daemon/power"
 	"github.com/batocera-cabinet/cabinet/simulator/fakees"
 )
@@ -22,7 +23,7 @@ func powerRig(t *testing.T, opts Options) (r *rig, lock string) {
 	lock = filepath.Join(t.TempDir(), "install.lock")
 	r = newRig(t, rigConfig{opts: opts, deps: func(d *Deps) {
 		esc := d.ES.(*es.Client)
-		d.Power = &power.Runner{ES: esc, Routes: es.NewPowerClient(esc), Busy: installBusy(lock)}
+		d.Power = &power.Runner{ES: esc, Routes: es.NewPowerClient(esc), Busy: install.BusyCheck(lock)}
 	}})
 	return r, lock
 }
@@ -221,16 +222,5 @@ func TestPowerRegistration(t *testing.T) {
 	if r, _ := powerRig(t, Options{ReadOnly: true}); has(r.srv) {
 		t.Error("batocera_power registered in read-only mode")
 	}
-	for _, tc := range []struct {
-		power, readOnly, want bool
-	}{{false, false, false}, {true, false, true}, {true, true, false}} {
-		s, err := Build(Settings{ESURL: r.esLn.URL(), RetroArchAddr: "127.0.0.1:9", Power: tc.power, ReadOnly: tc.readOnly},
-			"1.2.3", false, Deps{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := has(s); got != tc.want {
-			t.Errorf("Build with Power %v, ReadOnly %v: batocera_power registered %v, want %v", tc.power, tc.readOnly, got, tc.want)
-		}
-	}
+	// cabinet.mcp.power and read_only as the daemon builds the server: daemon/links TestPowerSwitch.
 }

@@ -349,7 +349,3 @@ func (r libraryRequestsResult) text() string {
 	}
 	return b.String()
 }
-
-// RequestInstaller is the installer library_install uses (nil without cabinet.library.allow_install),
-// for the daemon's request follower: one installer, so one install at a time.
-func (s *Server) RequestInstaller() Installer { return s.installer }

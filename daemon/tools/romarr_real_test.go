@@ -13,7 +13,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/library/romarr"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romm"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeromm"
-	"github.com/batocera-cabinet/cabinet/simulator/realromarr"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/realromarr"
 )
 
 // realROMarrKey is the API key the real ROMarr is started with; no answer

@@ -15,8 +15,8 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
 	"github.com/batocera-cabinet/cabinet/simulator/library"
-	"github.com/batocera-cabinet/cabinet/simulator/peertest"
-	"github.com/batocera-cabinet/cabinet/simulator/realretroarch"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/peertest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/realretroarch"
 )
 
 // scenario is the end-to-end path of issue 5: find, launch, status, pause,

@@ -55,7 +55,7 @@ func fullRig(t *testing.T) *rig {
 	return newRig(t, rigConfig{opts: Options{DryRun: true, ScreenshotWait: 50 * time.Millisecond}, deps: func(d *Deps) {
 		d.History = stubHistory{}
 		d.Library = Library{RomM: mc, ROMarr: rc, Platforms: platforms.Default(), AllowWrites: true, Installer: anInstaller{},
-			APIIndex: versionedAPIIndex(filepath.Join(d.Paths.StateDir, "romm-api"), mc)}
+			APIIndex: VersionedAPIIndex(filepath.Join(d.Paths.StateDir, "romm-api"), mc)}
 		d.Requests, d.Daemon = requests.Kept{DB: st}, aDaemon{}
 		esc := d.ES.(*es.Client)
 		d.Power = &power.Runner{ES: esc, Routes: es.NewPowerClient(esc)}

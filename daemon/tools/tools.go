@@ -15,7 +15,6 @@
 package tools
 
 import (
-	"context"
 	"errors"
 	"math/rand/v2"
 	"slices"
@@ -62,7 +61,24 @@ type Deps struct {
 	// Volume, when set (the cabinet has batocera-audio), registers
 	// batocera_set_volume.
 	Volume Volume
+	// Games, when set, is the game lists' index shared with other servers
+	// over the same ES (the daemon's normal and dry-run servers): one
+	// index, built once. nil: the server builds its own.
+	Games *Games
 }
+
+// Games is the search index over ES's game lists (batocera_find_games,
+// library_search's on-cabinet marks), built when first needed and again
+// when too old or invalidated. Servers given the same Games share it.
+type Games struct{ c *catalog }
+
+// NewGames makes the index for servers with deps and opts (their ES, clock,
+// paths and IndexMaxAge); nothing is fetched until a search.
+func NewGames(deps Deps, opts Options) *Games { return &Games{c: newWiring(deps, opts).catalog} }
+
+// Invalidate drops the index: the next search builds it again (a game
+// ended, ES reloaded its lists).
+func (g *Games) Invalidate() { g.c.invalidate() }
 
 // Options are the server's switches.
 type Options struct {
@@ -95,34 +111,9 @@ const (
 
 // Server is the MCP server with Cabinet's tools.
 type Server struct {
-	mcp       *server.MCPServer
-	tools     []mcp.Tool
-	catalog   *catalog
-	installer Installer // nil without cabinet.library.allow_install
-}
-
-// installKeeper is what the daemon asks of the installer between calls.
-type installKeeper interface {
-	FinishPending(ctx context.Context) (int, error)
-	CleanLeftovers() (int, error)
-}
-
-// FinishInstalls completes the ES side of installs made while a game ran
-// (nothing without an installer).
-func (s *Server) FinishInstalls(ctx context.Context) (int, error) {
-	if k, ok := s.installer.(installKeeper); ok {
-		return k.FinishPending(ctx)
-	}
-	return 0, nil
-}
-
-// CleanInstallLeftovers removes what unfinished installs left in the ROM
-// folders (nothing without an installer).
-func (s *Server) CleanInstallLeftovers() (int, error) {
-	if k, ok := s.installer.(installKeeper); ok {
-		return k.CleanLeftovers()
-	}
-	return 0, nil
+	mcp     *server.MCPServer
+	tools   []mcp.Tool
+	catalog *catalog
 }
 
 // New builds the server. Nothing is dialled until a tool is called.
@@ -146,7 +137,7 @@ func New(deps Deps, opts Options) (*Server, error) {
 	if version == "" {
 		version = "dev"
 	}
-	s := &Server{mcp: server.NewMCPServer("cabinet", version, srvOpts...), catalog: w.catalog, installer: deps.Library.Installer}
+	s := &Server{mcp: server.NewMCPServer("cabinet", version, srvOpts...), catalog: w.catalog}
 	for _, t := range set.registered(opts.ReadOnly) {
 		s.mcp.AddTool(t.Tool, t.Handler)
 		s.tools = append(s.tools, t.Tool)
@@ -238,7 +229,12 @@ func newWiring(d Deps, o Options) wiring {
 		o.QuitWait = DefaultQuitWait
 	}
 	o.Limits = o.Limits.withDefaults()
-	return wiring{deps: d, opts: o, guard: newGuard(o.DryRun, o.Limits, d.Clock),
-		catalog: newCatalog(d.ES, d.Clock, o.IndexMaxAge, oncabinet.Options{Resolve: d.ResolvePath,
-			Hasher: oncabinet.NewHasher(oncabinet.DefaultHasherEntries)})}
+	w := wiring{deps: d, opts: o, guard: newGuard(o.DryRun, o.Limits, d.Clock)}
+	if d.Games != nil {
+		w.catalog = d.Games.c
+	} else {
+		w.catalog = newCatalog(d.ES, d.Clock, o.IndexMaxAge, oncabinet.Options{Resolve: d.ResolvePath,
+			Hasher: oncabinet.NewHasher(oncabinet.DefaultHasherEntries)})
+	}
+	return w
 }

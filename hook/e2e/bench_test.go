@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/mqttbroker"
-	"github.com/batocera-cabinet/cabinet/simulator/realmosquitto"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/realmosquitto"
 )
 
 // benchRuns is how many processes each row of BenchmarkHookStartup times

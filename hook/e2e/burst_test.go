@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/hook/store"
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/esevents"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // TestTwentyHooksAtOnce: ES starts hooks without waiting, so a game launch

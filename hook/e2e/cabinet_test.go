@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/packaging"
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/esevents"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // cabinetOptions are the cabinet.* keys a scenario sets.

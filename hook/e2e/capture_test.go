@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // pub is one publish seen by the capture.

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // fault is one thing that goes wrong around a hook run.

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // cabinetBin is the binary under test, set by TestMain.

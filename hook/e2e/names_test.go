@@ -7,8 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/esevents"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // TestHostileGameName: a game name (from a gamelist or a file name) full of

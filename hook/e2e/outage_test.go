@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/esevents"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // eventWindow is how long the outbox keeps a time-sensitive event

@@ -3,7 +3,7 @@ package e2e
 import (
 	"testing"
 
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // scenario is one thing a cabinet lives through, checked on its own

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/esevents"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // ROMs of the scenarios (the files need not exist: only paths travel).

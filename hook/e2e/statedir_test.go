@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // This file holds what the tests do with a cabinet's state directory

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/batocera-cabinet/cabinet/packaging/batoconf"
-	"github.com/batocera-cabinet/cabinet/simulator/batocera"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/batocera"
 )
 
 func TestWriteFile(t *testing.T) {

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/batocera-cabinet/cabinet/packaging/batoconf"
-	"github.com/batocera-cabinet/cabinet/simulator/batocera"
-	"github.com/batocera-cabinet/cabinet/simulator/peertest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/batocera"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/peertest"
 )
 
 // fuzzTools are the real tools, or a zero Tools when they cannot be built

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/batocera-cabinet/cabinet/packaging/batoconf"
-	"github.com/batocera-cabinet/cabinet/simulator/batocera"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/batocera"
 )
 
 // serviceCases are service edits checked against the real batocera-services.

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/packaging/release"
-	"github.com/batocera-cabinet/cabinet/simulator/peertest"
-	"github.com/batocera-cabinet/cabinet/simulator/realdropbear"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/peertest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/realdropbear"
 )
 
 // These tests deploy with the real OpenSSH client to a real Dropbear on

@@ -19,11 +19,11 @@ import (
 	"github.com/batocera-cabinet/cabinet/hook/paths"
 	"github.com/batocera-cabinet/cabinet/hook/socket"
 	"github.com/batocera-cabinet/cabinet/hook/store"
-	"github.com/batocera-cabinet/cabinet/simulator/batocera"
-	"github.com/batocera-cabinet/cabinet/simulator/binarytest"
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/esevents"
-	"github.com/batocera-cabinet/cabinet/simulator/realdropbear"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/batocera"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/binarytest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/realdropbear"
 )
 
 // cab is one fake cabinet: a Batocera tree, the broker Home Assistant

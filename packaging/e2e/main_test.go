@@ -10,8 +10,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/batocera-cabinet/cabinet/simulator/binarytest"
-	"github.com/batocera-cabinet/cabinet/simulator/cabinettest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/binarytest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // Two releases to upgrade between: the same sources, stamped apart (the

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batocera-cabinet/cabinet/simulator/binarytest"
-	"github.com/batocera-cabinet/cabinet/simulator/peertest"
-	"github.com/batocera-cabinet/cabinet/simulator/prism"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/binarytest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/peertest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/prism"
 )
 
 // limitedToken reaches a twin of the fake whose token holds no scope, so

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batocera-cabinet/cabinet/simulator/prism"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/prism"
 )
 
 // docGaps are the answers RomM gives on the write routes that its 5.3.1

@@ -73,7 +73,8 @@ func readBounded(p string) ([]byte, error) {
 }
 
 // moduleRoot walks up from the working directory to go.mod. (The same walk
-// as simulator/binarytest's, which the production binary must not link.)
+// as simulator/testpeers/binarytest's, which the production binary must not
+// link.)
 func moduleRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {

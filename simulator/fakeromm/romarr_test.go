@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batocera-cabinet/cabinet/simulator/realromarr"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/realromarr"
 )
 
 // TestRealROMarrAsClient points the real ROMarr (a RomM client: at start

@@ -1,7 +1,8 @@
 // Package faketools fakes Batocera's own tools that Cabinet runs:
 // batocera-audio and the update check, installable in a
-// simulator/batocera Tree or in any root directory (cabinet demo uses a
-// plain root, and this package links no testing code): POSIX
+// simulator/testpeers/batocera Tree or in any root directory (cabinet demo
+// and cabinet simulate use a plain root, and this package links no testing
+// code): POSIX
 // sh scripts, run under dash as well as bash, that take the real ones'
 // arguments and print what they print, keeping their state in a file of
 // the root so that a test, or a person at the demo's shell, can change
@@ -138,7 +139,7 @@ func installUpdate(root, bin, script, latest string, fail bool) error {
 }
 
 // defaultVersion is the batocera.version written when the root has none
-// (simulator/batocera's tree's).
+// (simulator/testpeers/batocera's tree's).
 const defaultVersion = "43 2026/05/14 10:00"
 
 // shellSafe refuses a root the scripts could not use unquoted.
@@ -197,7 +198,7 @@ func writeState(root, rel, data string) error {
 // a rename, as SetAudio does. Numbers are checked as text before any
 // arithmetic: dash reads "08" as octal.
 const fakeAudio = `#!/bin/sh
-# Fake batocera-audio from Cabinet's simulator (simulator/batocera/audio.go).
+# Fake batocera-audio from Cabinet's simulator (simulator/faketools).
 STATE='@ROOT@/var/run/fake-batocera-audio'
 MAX_VOLUME=100
 
@@ -321,7 +322,7 @@ esac
 // state file holds "online" or "offline", then the published version
 // ("" for the installed one).
 const fakeUpgrade = `#!/bin/sh
-# Fake batocera-upgrade from Cabinet's simulator (simulator/batocera/audio.go).
+# Fake batocera-upgrade from Cabinet's simulator (simulator/faketools).
 STATE='@ROOT@/var/run/fake-batocera-update'
 VERSION_FILE='@ROOT@/usr/share/batocera/batocera.version'
 
@@ -367,7 +368,7 @@ esac
 // fakeConfig is the fake batocera-config: canupdate as ES ran it before
 // June 2026, nothing else. Same state file as fakeUpgrade.
 const fakeConfig = `#!/bin/sh
-# Fake batocera-config from Cabinet's simulator (simulator/batocera/audio.go).
+# Fake batocera-config from Cabinet's simulator (simulator/faketools).
 STATE='@ROOT@/var/run/fake-batocera-update'
 VERSION_FILE='@ROOT@/usr/share/batocera/batocera.version'
 

@@ -13,13 +13,14 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/daemon/osupdate"
 	"github.com/batocera-cabinet/cabinet/daemon/sysaudio"
-	"github.com/batocera-cabinet/cabinet/simulator/batocera"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/batocera"
 )
 
 // fakeShells are the shells the fakes must run under: /bin/sh, dash (the
 // strictest common POSIX sh) and bash (Batocera's own scripts' shell),
 // those present.
-// absPath finds absolute paths in a script (as simulator/batocera's test).
+// absPath finds absolute paths in a script (as
+// simulator/testpeers/batocera's test).
 var absPath = regexp.MustCompile(`(?m)(?:^|[\s"'=(<>!])(/[^\s"';|)&<>]*)`)
 
 // shellSafeTempDir is a fresh directory the scripts can use unquoted.
@@ -318,8 +319,8 @@ func TestFakeUpdateCheckOffline(t *testing.T) {
 	}
 }
 
-// TestFakeUpdateCheckInTree installs the fake into simulator/batocera's
-// tree, where Batocera's own scripts run.
+// TestFakeUpdateCheckInTree installs the fake into
+// simulator/testpeers/batocera's tree, where Batocera's own scripts run.
 func TestFakeUpdateCheckInTree(t *testing.T) {
 	tr := batocera.New(t)
 	if err := InstallUpdateCheck(tr.Root(), "", false); err != nil {

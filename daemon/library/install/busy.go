@@ -34,3 +34,25 @@ func Writing(lockFile string) (bool, error) {
 	}
 	return false, nil
 }
+
+// errWriting is BusyCheck's answer while the install lock is held.
+var errWriting = errors.New("a library install or uninstall is writing to the cabinet: try again when it is done")
+
+// BusyCheck is a check for what must not run during an install (the power actions): an error
+// while an install or uninstall holds lockFile, or when the lock cannot be checked; nil when
+// lockFile is "" (no installer, never busy).
+func BusyCheck(lockFile string) func() error {
+	if lockFile == "" {
+		return nil
+	}
+	return func() error {
+		writing, err := Writing(lockFile)
+		switch {
+		case err != nil:
+			return err
+		case writing:
+			return errWriting
+		}
+		return nil
+	}
+}

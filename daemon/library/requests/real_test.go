@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon/library/romarr"
-	"github.com/batocera-cabinet/cabinet/simulator/realromarr"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/realromarr"
 )
 
 // TestFollowAgainstRealROMarr follows requests the real ROMarr (no indexers, so no release)

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon/library/romarr"
-	"github.com/batocera-cabinet/cabinet/simulator/realromarr"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/realromarr"
 )
 
 // folderLibrary makes a ROM folder in the layout ROMarr's folder library reads (platform/file)

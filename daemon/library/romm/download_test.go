@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/simulator/fakeromm"
-	"github.com/batocera-cabinet/cabinet/simulator/prism"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/prism"
 )
 
 // tempDst is an empty file to download into, holding prefix.

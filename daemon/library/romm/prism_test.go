@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/simulator/fakeromm"
-	"github.com/batocera-cabinet/cabinet/simulator/peertest"
-	"github.com/batocera-cabinet/cabinet/simulator/prism"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/peertest"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/prism"
 )
 
 // referenceDoc finds RomM's saved OpenAPI document in shared/reference beside the module root.

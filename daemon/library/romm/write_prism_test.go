@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/simulator/fakeromm"
-	"github.com/batocera-cabinet/cabinet/simulator/prism"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/prism"
 )
 
 // violationRecorder keeps Prism's sl-violations of every answer the client reads.

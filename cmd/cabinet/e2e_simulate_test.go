@@ -1,0 +1,65 @@
+package main
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/batocera-cabinet/cabinet/haentities"
+	"github.com/batocera-cabinet/cabinet/simulator"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
+)
+
+// TestSimulateSystemEntities runs `cabinet simulate --write-config DIR` and
+// `cabinet serve` with DIR's config and a broker: the simulated cabinet has
+// Batocera's own tools (batocera-audio, the update check, a game pad), so
+// serve announces the volume, mute, controller and OS update entities with
+// their states, and a volume set from Home Assistant reaches batocera-audio.
+func TestSimulateSystemEntities(t *testing.T) {
+	broker := cabinettest.StartBroker(t, cabinettest.Embedded, cabinettest.BrokerOptions{})
+	obs := cabinettest.Observe(t, broker, false)
+	dir := t.TempDir()
+	sim := exec.Command(cabinetBinary(t), "simulate", "--write-config", dir)
+	env := configEnv(filepath.Join(dir, simulator.ConfigFile))
+	sim.Env = env
+	simLog := &cabinettest.LogBuffer{}
+	sim.Stdout = simLog
+	if err := sim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	simDone := make(chan error, 1)
+	go func() { simDone <- sim.Wait() }()
+	defer stopProcess(t, sim, syscall.SIGINT, simDone)
+	simLog.WaitLine(t, 30*time.Second, "the simulator to be ready", "Stop with Ctrl-C")
+	if !strings.Contains(simLog.String(), "batocera-audio (volume)") {
+		t.Errorf("simulate does not say where its system tools are:\n%s", simLog)
+	}
+
+	_, _, _, stop := startServe(t, append(env, "CABINET_MQTT_BROKER="+broker.URL(), "CABINET_ID=sim"))
+	defer stop()
+	s := haentities.Settings{ID: "sim"}
+	for _, c := range []struct{ component, entity string }{
+		{haentities.ComponentNumber, haentities.Volume},
+		{haentities.ComponentSwitch, haentities.Mute},
+		{haentities.ComponentSensor, haentities.Controllers},
+		{haentities.ComponentEvent, haentities.Controller},
+		{haentities.ComponentUpdate, haentities.OSUpdate},
+	} {
+		obs.WaitMsg(0, s.ConfigTopic(c.component, c.entity), "", 30*time.Second)
+	}
+	obs.WaitLatest(s.StateTopic(haentities.Volume), "70", 30*time.Second)
+	obs.WaitLatest(s.StateTopic(haentities.Mute), haentities.OffState, 30*time.Second)
+	obs.WaitLatest(s.StateTopic(haentities.Controllers), "1", 30*time.Second)
+	if up := obs.WaitMsg(0, s.StateTopic(haentities.OSUpdate), "", 30*time.Second); !strings.Contains(up.Payload, `"installed_version":"42`) {
+		t.Errorf("OS update state %s, want Batocera 42 installed", up.Payload)
+	}
+
+	from := obs.Mark()
+	if err := broker.Embedded().Publish(s.CommandTopic(haentities.Volume), []byte("40"), false); err != nil {
+		t.Fatal(err)
+	}
+	obs.WaitMsg(from, s.StateTopic(haentities.Volume), "40", 30*time.Second)
+}
