@@ -39,7 +39,7 @@ func (d *Daemon) onCommand(topic string, payload []byte) {
 	entity, _ := settings.CommandEntity(topic) // "" for another topic
 	switch entity {
 	case haentities.Volume, haentities.Mute:
-		d.onVolume(log, entity, payload)
+		d.sys.SetVolume(d.runCtx, log, entity, payload)
 		return
 	case haentities.RestartES, haentities.Reboot, haentities.Shutdown:
 		d.onPower(log, entity, payload)

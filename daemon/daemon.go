@@ -23,6 +23,7 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/daemon/clock"
 	"github.com/batocera-cabinet/cabinet/daemon/power"
+	"github.com/batocera-cabinet/cabinet/daemon/sensors"
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/hook/bootclock"
 	"github.com/batocera-cabinet/cabinet/hook/journal"
@@ -105,7 +106,7 @@ type Daemon struct {
 	presses power.Presses
 	// sys reads the volume, the game pads and the update check (built at
 	// start from what probe found).
-	sys *systemParts
+	sys *sensors.System
 }
 
 // Run runs the daemon until ctx ends, then stops cleanly: the cabinet is
@@ -168,7 +169,7 @@ func Run(ctx context.Context, opts Options) error {
 		owner.Intake = lg
 	}
 	d.eng = newEngine(owner, cfg.Rules, d.clock, d.log, d.afterEvent)
-	d.sys = newSystemParts(cfg.System, cfg.Rules.Settings.Has)
+	d.sys = d.newSystem(cfg.System, cfg.Rules.Settings.Has)
 	defer d.eng.stop()
 	if lg != nil {
 		d.intake = newHookIntake(lg, d.eng, d.clock, d.log)
@@ -244,9 +245,9 @@ func Run(ctx context.Context, opts Options) error {
 		{"names", d.cacheNames},
 		{"mcp-http", func(ctx context.Context) error { return d.serveHTTP(ctx, httpLn) }},
 		{"diagnostics", d.publishDiagnostics},
-		{"volume", d.runVolume},
-		{"pads", d.runPads},
-		{"update", d.runUpdate},
+		{"volume", d.sys.RunVolume},
+		{"pads", d.sys.RunPads},
+		{"update", d.sys.RunUpdate},
 		{"artwork", d.runArtwork},
 		{"screenshots", d.runLastScreenshot},
 		{"play-today", d.runPlayToday},

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/batocera-cabinet/cabinet/daemon/sensors"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
 
 	"github.com/batocera-cabinet/cabinet/haentities"
@@ -79,7 +80,7 @@ func TestSystemEntities(t *testing.T) {
 	if err := faketools.SetAudio(root, 90, false); err != nil {
 		t.Fatal(err)
 	}
-	r.clock.Advance(volumePoll)
+	r.clock.Advance(sensors.VolumePoll)
 	r.retained(s.StateTopic(haentities.Volume), is("90"))
 	r.retained(s.StateTopic(haentities.Mute), is("OFF"))
 
@@ -87,12 +88,12 @@ func TestSystemEntities(t *testing.T) {
 	if err := in.Connect("Pro Controller", "a0:ab:51:00:00:02", -1); err != nil {
 		t.Fatal(err)
 	}
-	r.clock.Advance(padsPoll)
+	r.clock.Advance(sensors.PadsPoll)
 	r.retained(s.StateTopic(haentities.Controllers), is("2"))
 	if err := in.Disconnect("a0:ab:51:00:00:01"); err != nil {
 		t.Fatal(err)
 	}
-	r.clock.Advance(padsPoll)
+	r.clock.Advance(sensors.PadsPoll)
 	r.retained(s.AttributesTopic(haentities.Controllers), is(`{"names":["Pro Controller"]}`))
 	// The disconnection's event follows the attributes above: wait for it, not for them.
 	want := []string{`{"event_type":"connected","name":"Pro Controller"}`, `{"event_type":"disconnected","name":"Wireless Controller"}`}
@@ -115,7 +116,7 @@ func TestSystemEntities(t *testing.T) {
 	}
 
 	// Batocera's update check answers 10 minutes after start.
-	r.clock.Advance(updateFirst)
+	r.clock.Advance(sensors.UpdateFirst)
 	r.retained(s.StateTopic(haentities.OSUpdate), is(`{"installed_version":"42","latest_version":"43 2026/05/14 10:00","title":"Batocera"}`))
 	validate(t, r.capture())
 }

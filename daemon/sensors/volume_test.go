@@ -1,4 +1,4 @@
-package daemon
+package sensors
 
 import "testing"
 
@@ -13,22 +13,22 @@ func TestParseVolume(t *testing.T) {
 		{"1e2", 100, true}, {"abc", 0, false}, {"5; reboot", 0, false}, {"00000000000000000065", 0, false},
 	}
 	for _, tt := range tests {
-		got, err := parseVolume([]byte(tt.in))
+		got, err := ParseVolume([]byte(tt.in))
 		if (err == nil) != tt.ok || got != tt.want {
-			t.Errorf("parseVolume(%q) = %d, %v; want %d, ok %v", tt.in, got, err, tt.want, tt.ok)
+			t.Errorf("ParseVolume(%q) = %d, %v; want %d, ok %v", tt.in, got, err, tt.want, tt.ok)
 		}
 	}
 }
 
 func TestParseSwitch(t *testing.T) {
 	for in, want := range map[string]bool{"ON": true, "OFF": false} {
-		if got, err := parseSwitch([]byte(in)); err != nil || got != want {
-			t.Errorf("parseSwitch(%q) = %v, %v", in, got, err)
+		if got, err := ParseSwitch([]byte(in)); err != nil || got != want {
+			t.Errorf("ParseSwitch(%q) = %v, %v", in, got, err)
 		}
 	}
 	for _, in := range []string{"on", "", "ON\n", "true", "1"} {
-		if _, err := parseSwitch([]byte(in)); err == nil {
-			t.Errorf("parseSwitch(%q) accepted", in)
+		if _, err := ParseSwitch([]byte(in)); err == nil {
+			t.Errorf("ParseSwitch(%q) accepted", in)
 		}
 	}
 }
@@ -37,8 +37,8 @@ func FuzzParseVolume(f *testing.F) {
 	f.Add("65")
 	f.Add("65.0")
 	f.Fuzz(func(t *testing.T, s string) {
-		if v, err := parseVolume([]byte(s)); err == nil && (v < 0 || v > 100) {
-			t.Fatalf("parseVolume(%q) = %d", s, v)
+		if v, err := ParseVolume([]byte(s)); err == nil && (v < 0 || v > 100) {
+			t.Fatalf("ParseVolume(%q) = %d", s, v)
 		}
 	})
 }
