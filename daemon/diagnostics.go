@@ -1,35 +1,18 @@
 package daemon
 
 import (
-	"context"
-
-	"github.com/batocera-cabinet/cabinet/daemon/sysinfo"
+	"github.com/batocera-cabinet/cabinet/daemon/sensors"
 	"github.com/batocera-cabinet/cabinet/haentities"
 )
 
-// publishDiagnostics records the diagnostic states at once and then every
-// interval, while MQTT is configured. Each round is published even when
-// nothing changed: the entities expire (expire_after) without it.
-func (d *Daemon) publishDiagnostics(ctx context.Context) error {
-	tick, tc := d.clock.NewTicker(d.opts.DiagnosticsInterval)
-	defer tick.Stop()
-	for {
-		d.recordDiagnostics()
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tc:
-		}
-	}
+// diagnostics are the diagnostic entities' loop (package sensors) over the daemon's figures.
+func (d *Daemon) diagnostics() *sensors.Diagnostics {
+	return &sensors.Diagnostics{Host: sensorHost{d}, Clock: d.clock, Every: d.opts.DiagnosticsInterval,
+		Read: func() haentities.DiagnosticValues { return d.readDiagnostics(d.config()) }}
 }
 
-func (d *Daemon) recordDiagnostics() {
-	r := d.eng.currentRules()
-	if !r.Publishing {
-		return
-	}
-	d.refresh(haentities.DiagnosticStates(r.Settings, d.readDiagnostics(d.config()), d.clock.Now())...)
-}
+// recordDiagnostics publishes one round of the diagnostics now.
+func (d *Daemon) recordDiagnostics() { d.diagnostics().Record() }
 
 // readDiagnostics gathers the figures; one that cannot be read is left
 // unknown (nothing is published for it).
@@ -45,12 +28,6 @@ func (d *Daemon) readDiagnostics(cfg *Config) haentities.DiagnosticValues {
 	if v.CabinetVersion == "" {
 		v.CabinetVersion = "dev"
 	}
-	if t, err := sysinfo.CPUTemperature(cfg.Diagnostics.ThermalZones); err == nil {
-		v.CPUTemperature = &t
-	}
-	if free, err := sysinfo.DiskFree(cfg.Layout.State); err == nil {
-		v.FreeBytes = &free
-	}
-	readHost(cfg.System.Proc, &v)
+	sensors.ReadHost(sensors.HostFigures{ThermalZones: cfg.Diagnostics.ThermalZones, State: cfg.Layout.State, Proc: cfg.System.Proc}, &v)
 	return v
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/daemon/artwork"
 	"github.com/batocera-cabinet/cabinet/daemon/es"
+	"github.com/batocera-cabinet/cabinet/daemon/sensors"
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
 	"github.com/batocera-cabinet/cabinet/simulator"
@@ -121,7 +122,7 @@ func TestArtwork(t *testing.T) {
 			}
 		}
 		start := time.Now()
-		_, err := r.d.gamePicture(ctx, c.system, g.Path)
+		_, err := r.d.pictures().GamePicture(ctx, c.system, g.Path)
 		if err == nil || !strings.Contains(err.Error(), c.reason) {
 			t.Errorf("%s: picture error %v, want one saying %q", c.game, err, c.reason)
 		}
@@ -161,7 +162,7 @@ func TestLastScreenshot(t *testing.T) {
 	// The folder's watch arms the settle timer on the fake clock: move it
 	// on until the picture is out.
 	cabinettest.WaitFor(t, waitLimit, "the screenshot shown", nil, func() (bool, string) {
-		r.clock.Advance(screenshotSettle)
+		r.clock.Advance(sensors.ScreenshotSettle)
 		v, _ := r.broker.Retained(topic)
 		shot = string(v)
 		return shot != placeholder && shot != "", "still the placeholder"
@@ -172,7 +173,7 @@ func TestLastScreenshot(t *testing.T) {
 	}
 	write("broken-260101-200100.png", []byte("\x89PNG\r\n\x1a\nnot really"), 0)
 	cabinettest.WaitFor(t, waitLimit, "the broken screenshot skipped", nil, func() (bool, string) {
-		r.clock.Advance(screenshotSettle)
+		r.clock.Advance(sensors.ScreenshotSettle)
 		return len(r.logs.entries("screenshot not shown")) > 0, "not yet"
 	})
 	if v, _ := r.broker.Retained(topic); string(v) != shot {

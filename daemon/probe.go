@@ -3,6 +3,7 @@ package daemon
 import (
 	"os"
 
+	"github.com/batocera-cabinet/cabinet/daemon/sensors"
 	"github.com/batocera-cabinet/cabinet/daemon/sysinfo"
 	"github.com/batocera-cabinet/cabinet/haentities"
 )
@@ -20,7 +21,7 @@ func probe(cfg *Config) haentities.Sources {
 		Audio:          executable(sys.Audio),
 		Controllers:    readable(sys.InputDevices),
 		Update:         executable(sys.Upgrade) || executable(sys.BatoceraConfig),
-		Network:        networkAddress(sys.Proc) != "",
+		Network:        sensors.NetworkAddress(sys.Proc) != "",
 		Host:           hostReadable(sys.Proc),
 	}
 }

@@ -1,7 +1,10 @@
 package daemon
 
 import (
+	"context"
+
 	"github.com/batocera-cabinet/cabinet/daemon/controllers"
+	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/daemon/osupdate"
 	"github.com/batocera-cabinet/cabinet/daemon/sensors"
 	"github.com/batocera-cabinet/cabinet/daemon/sysaudio"
@@ -32,4 +35,15 @@ func (d *Daemon) newSystem(sys System, has haentities.Sources) *sensors.System {
 		s.Pads = controllers.Scanner{InputDevices: sys.InputDevices, Sys: sys.Sys}
 	}
 	return s
+}
+
+// pictures are the artwork and last screenshot entities (package sensors) over the ES client
+// and paths in force.
+func (d *Daemon) pictures() *sensors.Pictures {
+	cfg := d.config()
+	return &sensors.Pictures{Host: sensorHost{d}, Clock: d.clock, Log: d.log, Root: cfg.Tools.Root,
+		ScreenshotDir: cfg.Tools.Paths.ScreenshotDir,
+		Game: func(ctx context.Context, system, id string) (es.Game, error) {
+			return d.es().GameLocal(ctx, system, id)
+		}}
 }

@@ -1,4 +1,4 @@
-package daemon
+package sensors
 
 import (
 	"context"
@@ -11,22 +11,40 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/rs/zerolog"
 
 	"github.com/batocera-cabinet/cabinet/daemon/artwork"
+	"github.com/batocera-cabinet/cabinet/daemon/clock"
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
 )
 
+// maxLoggedRunes caps text from games and files in log lines.
+const maxLoggedRunes = 300
+
+// Pictures publishes image.batocera_artwork and image.batocera_last_screenshot.
+type Pictures struct {
+	Host  Host
+	Clock clock.Clock
+	Log   zerolog.Logger
+	// Game reads a game as ES lists it, with its media paths (es.Client.GameLocal).
+	Game func(ctx context.Context, system, id string) (es.Game, error)
+	// Root is cabinet.paths.root, under which ES's paths are read ("" on a cabinet).
+	Root string
+	// ScreenshotDir is where screenshots are written ("": no last screenshot).
+	ScreenshotDir string
+}
+
 // runArtwork publishes image.batocera_artwork: the running game's box art
 // (ES's thumbnail, which its scraper fills with the box), else its
 // marquee, else its image (a screenshot or a mix), once per game; the
 // placeholder while no game runs or when the game has no readable picture.
-func (d *Daemon) runArtwork(ctx context.Context) error {
+func (p *Pictures) RunArtwork(ctx context.Context) error {
 	shown := "-" // the ROM whose picture is published; "" is the placeholder
 	for {
-		applied := d.eng.appliedCh()
-		snap := d.eng.snapshot()
+		applied := p.Host.Applied()
+		snap := p.Host.Snapshot()
 		rom := ""
 		if snap.Playing {
 			rom = snap.Current.Rom
@@ -35,14 +53,14 @@ func (d *Daemon) runArtwork(ctx context.Context) error {
 			shown = rom
 			pic := artwork.Placeholder()
 			if rom != "" {
-				if b, err := d.gamePicture(ctx, snap.Current.System, rom); err == nil {
+				if b, err := p.GamePicture(ctx, snap.Current.System, rom); err == nil {
 					pic = b
 				} else {
-					d.log.Info().Str("rom", untrusted.Clean(rom, maxLoggedRunes)).Str("reason", untrusted.Clean(err.Error(), maxLoggedRunes)).
+					p.Log.Info().Str("rom", untrusted.Clean(rom, maxLoggedRunes)).Str("reason", untrusted.Clean(err.Error(), maxLoggedRunes)).
 						Msg("no artwork for the game: the placeholder is shown")
 				}
 			}
-			d.publish(haentities.ArtworkState(d.eng.currentRules().Settings, pic, d.clock.Now()))
+			p.Host.Publish(haentities.ArtworkState(p.Host.Rules().Settings, pic, p.Clock.Now()))
 		}
 		select {
 		case <-ctx.Done():
@@ -55,25 +73,25 @@ func (d *Daemon) runArtwork(ctx context.Context) error {
 // errNoPicture: ES names no picture file for the game.
 var errNoPicture = errors.New("ES has no box art, marquee or image for it")
 
-// gamePicture reads the game's picture from the files ES names for it,
+// GamePicture reads the game's picture from the files ES names for it,
 // in order; the reason kept for the log is the first file that is there but
 // unusable, else that none could be read.
-func (d *Daemon) gamePicture(ctx context.Context, system, rom string) ([]byte, error) {
+func (p *Pictures) GamePicture(ctx context.Context, system, rom string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	g, err := d.es().GameLocal(ctx, system, es.GameID(rom))
+	g, err := p.Game(ctx, system, es.GameID(rom))
 	if err != nil {
 		return nil, err
 	}
 	reason := errNoPicture
-	for _, p := range []string{g.Thumbnail, g.Marquee, g.Image} {
-		if p == "" || !filepath.IsAbs(p) {
+	for _, f := range []string{g.Thumbnail, g.Marquee, g.Image} {
+		if f == "" || !filepath.IsAbs(f) {
 			continue
 		}
-		if root := d.config().Tools.Root; root != "" {
-			p = filepath.Join(root, p)
+		if p.Root != "" {
+			f = filepath.Join(p.Root, f)
 		}
-		b, err := artwork.EncodeFile(p)
+		b, err := artwork.EncodeFile(f)
 		switch {
 		case err == nil:
 			return b, nil
@@ -84,16 +102,16 @@ func (d *Daemon) gamePicture(ctx context.Context, system, rom string) ([]byte, e
 	return nil, reason
 }
 
-// screenshotSettle is how long a new screenshot file stays unchanged
+// ScreenshotSettle is how long a new screenshot file stays unchanged
 // before it is read: RetroArch writes it in several steps.
-const screenshotSettle = 500 * time.Millisecond
+const ScreenshotSettle = 500 * time.Millisecond
 
 // runLastScreenshot publishes image.batocera_last_screenshot: the newest
 // picture in the screenshot folder (watched with fsnotify), the placeholder
 // before the first. A file that is no usable picture is skipped (logged
 // once) and the previous one stays.
-func (d *Daemon) runLastScreenshot(ctx context.Context) error {
-	dir := d.config().Tools.Paths.ScreenshotDir
+func (p *Pictures) RunLastScreenshot(ctx context.Context) error {
+	dir := p.ScreenshotDir
 	if dir == "" {
 		<-ctx.Done()
 		return nil
@@ -117,7 +135,7 @@ func (d *Daemon) runLastScreenshot(ctx context.Context) error {
 			}
 		}
 		if err != nil {
-			d.log.Warn().Err(err).Msg("screenshot folder not watched: the last screenshot is read every minute")
+			p.Log.Warn().Err(err).Msg("screenshot folder not watched: the last screenshot is read every minute")
 			return
 		}
 		w, events = nw, nw.Events
@@ -129,16 +147,16 @@ func (d *Daemon) runLastScreenshot(ctx context.Context) error {
 	}()
 	watch()
 	shown, first := "", true
-	settle, settleC := d.clock.NewTimer(time.Hour)
+	settle, settleC := p.Clock.NewTimer(time.Hour)
 	settle.Stop()
 	defer settle.Stop()
-	tick, tickC := d.clock.NewTicker(time.Minute)
+	tick, tickC := p.Clock.NewTicker(time.Minute)
 	defer tick.Stop()
 	warned := map[string]bool{}
 	show := func() {
 		newest, err := newestPicture(dir)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			d.log.Debug().Err(err).Msg("screenshot folder not read")
+			p.Log.Debug().Err(err).Msg("screenshot folder not read")
 		}
 		if newest == shown && !first {
 			return
@@ -149,7 +167,7 @@ func (d *Daemon) runLastScreenshot(ctx context.Context) error {
 			if err != nil {
 				if !warned[newest] {
 					warned[newest] = true
-					d.log.Info().Str("file", filepath.Base(newest)).Str("reason", untrusted.Clean(err.Error(), maxLoggedRunes)).
+					p.Log.Info().Str("file", filepath.Base(newest)).Str("reason", untrusted.Clean(err.Error(), maxLoggedRunes)).
 						Msg("screenshot not shown")
 				}
 				if !first {
@@ -160,7 +178,7 @@ func (d *Daemon) runLastScreenshot(ctx context.Context) error {
 			}
 		}
 		shown, first = newest, false
-		d.publish(haentities.PictureState(d.eng.currentRules().Settings, haentities.LastScreenshot, pic, d.clock.Now()))
+		p.Host.Publish(haentities.PictureState(p.Host.Rules().Settings, haentities.LastScreenshot, pic, p.Clock.Now()))
 	}
 	show()
 	for {
@@ -173,7 +191,7 @@ func (d *Daemon) runLastScreenshot(ctx context.Context) error {
 				continue
 			}
 			if ev.Op&(fsnotify.Create|fsnotify.Write|fsnotify.Rename|fsnotify.Remove) != 0 {
-				settle.Reset(screenshotSettle)
+				settle.Reset(ScreenshotSettle)
 			}
 		case <-settleC:
 			show()
