@@ -46,8 +46,8 @@ func (g *Diagnostics) Record() {
 // HostFigures are where the host's own figures are read.
 type HostFigures struct {
 	ThermalZones string // CPU temperature: a glob of the kernel's temperature files
-	State        string   // the state dir: its filesystem's free space
-	Proc         string   // /proc: boot time, load, memory, the default route
+	State        string // the state dir: its filesystem's free space
+	Proc         string // /proc: boot time, load, memory, the default route
 }
 
 // ReadHost adds the host's figures to v; one that cannot be read is left unknown (nothing is

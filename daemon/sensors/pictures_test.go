@@ -2,8 +2,8 @@ package sensors
 
 import (
 	"bytes"
-	"encoding/base64"
 	"context"
+	"encoding/base64"
 	"image"
 	"image/color"
 	"image/png"
