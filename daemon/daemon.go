@@ -254,7 +254,7 @@ func Run(ctx context.Context, opts Options) error {
 			Now: d.opts.Now, Synced: d.clockSynced}).Run},
 		{"romm-report", d.reportRomM},
 		{"installs", d.keepInstalls},
-		{"requests", func(ctx context.Context) error { return d.followRequestsOn(ctx, d.requestsWake) }},
+		{"requests", d.followRequests},
 	}
 	parts = append(parts, watchers...)
 	if inboxWatch != nil {

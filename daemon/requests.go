@@ -6,13 +6,8 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/daemon/library/requests"
 	"github.com/batocera-cabinet/cabinet/daemon/links"
-	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
 	"github.com/batocera-cabinet/cabinet/hook/store"
 )
-
-// requestsInterval is how often the daemon looks for library requests due a check (each has
-// its own backoff, from a minute to half an hour); library_request makes a new one due at once.
-const requestsInterval = time.Minute
 
 // requestsLink is the follower over one set of links (the library servers, the installer and
 // the screen of the configuration in force).
@@ -21,52 +16,14 @@ type requestsLink struct {
 	f     *requests.Follower
 }
 
-// followRequests follows the library requests (library_request) on the daemon's clock: at
-// start and every requestsInterval, each due request is checked once (package requests), and
-// what moved is logged. A failing server is said once until its failure changes.
-func (d *Daemon) followRequests(ctx context.Context) error { return d.followRequestsOn(ctx, nil) }
-
-// followRequestsOn is followRequests also woken by wake (wakingRequests signals it when
-// library_request records or changes a request); a nil wake waits for the clock only.
-func (d *Daemon) followRequestsOn(ctx context.Context, wake <-chan struct{}) error {
-	tick, tc := d.clock.NewTicker(requestsInterval)
-	defer tick.Stop()
+// followRequests follows the library requests (library_request, package requests' Loop) with
+// the follower of the clients in force, woken when library_request records or changes one.
+func (d *Daemon) followRequests(ctx context.Context) error {
 	var link *requestsLink
-	said := map[string]string{} // what was last said of each failure
-	say := func(what string, err error, msg string) {
-		if err == nil {
-			delete(said, what)
-			return
-		}
-		if text := err.Error(); said[what] != text {
-			said[what] = text
-			d.log.Warn().Err(err).Msg(msg)
-		}
-	}
-	for {
+	return requests.Loop{Clock: d.clock, Log: d.log, Wake: d.requestsWake, Follower: func() *requests.Follower {
 		link = d.requestsLinkFor(link)
-		pass, err := link.f.Follow(ctx)
-		if ctx.Err() != nil {
-			return nil
-		}
-		say("store", err, "library requests not followed: the store failed")
-		for _, c := range pass.Changes {
-			d.log.Info().Str("request", c.ID).Str("game", untrusted.Clean(c.Game, 100)).Str("from", c.From).Str("to", c.To).
-				Str("detail", c.Detail).Msg("library request moved")
-		}
-		if pass.Checked > 0 {
-			say("romarr", pass.ROMarrErr, "ROMarr did not answer the follower of library requests; they are checked again later")
-			say("romm", pass.RomMErr, "RomM did not answer the follower of library requests; they are checked again later")
-			say("install", pass.InstallErr, "a requested game could not be installed; it is tried again")
-			d.log.Debug().Int("checked", pass.Checked).Int("moved", len(pass.Changes)).Msg("library requests followed")
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tc:
-		case <-wake:
-		}
-	}
+		return link.f
+	}}.Run(ctx)
 }
 
 // wakingRequests is the store as the daemon's tools write requests to it: a new or changed

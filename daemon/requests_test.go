@@ -92,7 +92,7 @@ func TestDaemonFollowsRequests(t *testing.T) {
 		t.Fatalf("PendingRequests() = %d, want 1 (Chrono Trigger)", n)
 	}
 
-	r.clock.Advance(requestsInterval)
+	r.clock.Advance(requests.Interval)
 	r.logged("library request moved", map[string]string{"request": oldID, "to": requests.StateExpired})
 	if n := r.d.PendingRequests(); n != 0 {
 		t.Fatalf("PendingRequests() = %d after the expiry, want 0", n)

@@ -13,7 +13,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/library/platforms"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romhash"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romm"
-	"github.com/batocera-cabinet/cabinet/daemon/rommreport"
+	"github.com/batocera-cabinet/cabinet/daemon/library/rommreport"
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
 )
 

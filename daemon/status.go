@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon/es"
-	"github.com/batocera-cabinet/cabinet/daemon/rommreport"
+	"github.com/batocera-cabinet/cabinet/daemon/library/rommreport"
 	"github.com/batocera-cabinet/cabinet/hook/store"
 )
 

@@ -19,8 +19,8 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/library/pairing"
 	"github.com/batocera-cabinet/cabinet/daemon/library/platforms"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romm"
+	"github.com/batocera-cabinet/cabinet/daemon/library/rommreport"
 	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
-	"github.com/batocera-cabinet/cabinet/daemon/rommreport"
 	"github.com/batocera-cabinet/cabinet/hook/socket"
 	"github.com/batocera-cabinet/cabinet/hook/store"
 )
