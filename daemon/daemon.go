@@ -102,7 +102,7 @@ type Daemon struct {
 	requestsWake chan struct{}
 	// power is sensor.power_state's value; presses the power buttons'
 	// second-press rule.
-	power   powerState
+	power   *sensors.PowerState
 	presses power.Presses
 	// sys reads the volume, the game pads and the update check (built at
 	// start from what probe found).
@@ -170,6 +170,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	d.eng = newEngine(owner, cfg.Rules, d.clock, d.log, d.afterEvent)
 	d.sys = d.newSystem(cfg.System, cfg.Rules.Settings.Has)
+	d.power = &sensors.PowerState{Host: sensorHost{d}, Clock: d.clock, Log: d.log}
 	defer d.eng.stop()
 	if lg != nil {
 		d.intake = newHookIntake(lg, d.eng, d.clock, d.log)
@@ -187,7 +188,7 @@ func Run(ctx context.Context, opts Options) error {
 		d.log.Warn().Err(err).Msg("inbox unavailable; the wrappers start the binary for every event")
 	}
 	d.recover(lg)
-	d.setPower(haentities.PowerRunning)
+	d.power.Set(haentities.PowerRunning)
 	sock := &socket.Server{Path: cfg.Layout.Socket(), Log: d.log, Event: d.hookEvent, MCP: d.serveSocketMCP, Status: func() any { return d.Status() }}
 	ln, err := sock.Listen()
 	if err != nil {
@@ -308,7 +309,7 @@ func (d *Daemon) shutdown() error {
 	d.inbox.sweep()
 	d.inbox.stop()
 	// Before the tracker's stop: drained ahead of offline.
-	d.setPower(d.stopPower())
+	d.power.Set(d.power.AtStop(d.config().System.ShutdownFlag))
 	ev := d.opts.Now().Event(tracker.KindStopped, tracker.SourceES)
 	if _, err := d.eng.apply(journal.NewKeyed(ev)); err != nil {
 		d.log.Error().Err(err).Msg("record stop; the intake and the spool are applied at the next start")

@@ -44,7 +44,7 @@ func (d *Daemon) runIntake(ctx context.Context) error {
 // look), and after a game's end the game lists' counts are stale.
 func (d *Daemon) afterEvent(k journal.Keyed) {
 	ev := k.Event
-	d.followPower(ev)
+	d.power.Follow(ev, d.opts.Now().BootID)
 	hooked := ev.Source != tracker.SourceWatcher
 	if hooked && (ev.Kind == tracker.KindGameStart || ev.Kind == tracker.KindGameEnd || ev.Kind == tracker.KindStart) {
 		d.watch.nudge()

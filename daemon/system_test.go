@@ -194,35 +194,3 @@ func TestPowerState(t *testing.T) {
 		t.Errorf("power states %v, want %v", seen, want)
 	}
 }
-
-// TestStopPower is the state a clean stop publishes: off only during a
-// shutdown (ES's event, or the flag ES leaves for Batocera's shutdown).
-func TestStopPower(t *testing.T) {
-	flag := filepath.Join(t.TempDir(), "shutdown.please")
-	tests := []struct {
-		name, state string
-		flag        bool
-		want        string
-	}{
-		{"running: an upgrade or batocera-services stop", haentities.PowerRunning, false, haentities.PowerStopped},
-		{"the end of a reboot", haentities.PowerRebooting, false, haentities.PowerStopped},
-		{"ES restarting", haentities.PowerRestartingES, false, haentities.PowerStopped},
-		{"a shutdown ES announced", haentities.PowerShuttingDown, false, haentities.PowerOff},
-		{"a shutdown whose events were missed", haentities.PowerRunning, true, haentities.PowerOff},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			os.Remove(flag)
-			if tt.flag {
-				if err := os.WriteFile(flag, nil, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			d := &Daemon{cfg: &Config{System: System{ShutdownFlag: flag}}}
-			d.power.set(tt.state)
-			if got := d.stopPower(); got != tt.want {
-				t.Errorf("stopPower = %q, want %q", got, tt.want)
-			}
-		})
-	}
-}
