@@ -9,6 +9,8 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -89,7 +91,8 @@ func TestArtwork(t *testing.T) {
 func TestLastScreenshot(t *testing.T) {
 	dir := t.TempDir()
 	h, c := newHost(haentities.Sources{}), clock.NewFake(time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC))
-	p := &Pictures{Host: h, Clock: c, Log: zerolog.New(zerolog.NewTestWriter(t)), ScreenshotDir: dir}
+	logs := &logSink{}
+	p := &Pictures{Host: h, Clock: c, Log: zerolog.New(logs), ScreenshotDir: dir}
 	topic := h.Rules().Settings.StateTopic(haentities.LastScreenshot)
 	count := func(n int) func() bool { return func() bool { return len(h.payloads(topic)) == n } }
 	run(t, c, p.RunLastScreenshot)
@@ -106,10 +109,7 @@ func TestLastScreenshot(t *testing.T) {
 	os.WriteFile(bad, []byte("truncated"), 0o644)
 	os.Chtimes(bad, later, later)
 	c.Advance(time.Minute)
-	c.Advance(time.Minute)
-	if err := c.BlockUntil(context.Background(), 2); err != nil {
-		t.Fatal(err)
-	}
+	logs.wait(t, "the damaged file's log line", "screenshot not shown")
 	if n := len(h.payloads(topic)); n != 2 {
 		t.Errorf("%d pictures after a damaged newest file, want the previous one kept (2)", n)
 	}
@@ -133,5 +133,47 @@ func TestDiagnostics(t *testing.T) {
 	g.Record()
 	if n := len(h.payloads(topic)); n != 2 {
 		t.Errorf("a round without MQTT stored %d messages", n-2)
+	}
+}
+
+// logSink is a log that a test waits on, line by line.
+type logSink struct {
+	mu      sync.Mutex
+	buf     strings.Builder
+	changed chan struct{}
+}
+
+func (l *logSink) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf.Write(p)
+	if l.changed != nil {
+		close(l.changed)
+		l.changed = nil
+	}
+	return len(p), nil
+}
+
+// wait waits until the log holds text.
+func (l *logSink) wait(t *testing.T, what, text string) {
+	t.Helper()
+	deadline := time.NewTimer(waitLimit)
+	defer deadline.Stop()
+	for {
+		l.mu.Lock()
+		if strings.Contains(l.buf.String(), text) {
+			l.mu.Unlock()
+			return
+		}
+		if l.changed == nil {
+			l.changed = make(chan struct{})
+		}
+		ch := l.changed
+		l.mu.Unlock()
+		select {
+		case <-ch:
+		case <-deadline.C:
+			t.Fatalf("waited %v for %s", waitLimit, what)
+		}
 	}
 }

@@ -187,6 +187,16 @@ func (u *fakeUpdate) Check(context.Context) (osupdate.Result, error) {
 	return osupdate.Result{Latest: u.latest}, u.err
 }
 
+// blockUntil waits until n timers are armed on c (a loop waits on it again).
+func blockUntil(t *testing.T, c *clock.Fake, n int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	if err := c.BlockUntil(ctx, n); err != nil {
+		t.Fatalf("no loop waited on the clock again within %v", waitLimit)
+	}
+}
+
 // run starts loop until the test ends, and waits for it to reach its first wait on the clock.
 func run(t *testing.T, c *clock.Fake, loop func(context.Context) error) {
 	t.Helper()
@@ -293,9 +303,7 @@ func TestUpdate(t *testing.T) {
 	h.wait(t, "the installed version", h.last(topic, `{"installed_version":"42","title":"Batocera"}`))
 	h.setSnapshot(haentities.Snapshot{Playing: true})
 	c.Advance(UpdateFirst)
-	if err := c.BlockUntil(context.Background(), 1); err != nil {
-		t.Fatal(err)
-	}
+	blockUntil(t, c, 1)
 	up.mu.Lock()
 	if up.checks != 0 {
 		t.Errorf("checked %d times during a game", up.checks)
@@ -304,9 +312,7 @@ func TestUpdate(t *testing.T) {
 	up.mu.Unlock()
 	h.setSnapshot(haentities.Snapshot{})
 	c.Advance(LaunchQuiet) // the failed check
-	if err := c.BlockUntil(context.Background(), 1); err != nil {
-		t.Fatal(err)
-	}
+	blockUntil(t, c, 1)
 	up.mu.Lock()
 	up.err = nil
 	up.mu.Unlock()
