@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"github.com/batocera-cabinet/cabinet/cmd/cabinet/config"
-	"github.com/batocera-cabinet/cabinet/cmd/cabinet/logfile"
-	"github.com/rs/zerolog"
 )
 
 // errHelp is returned after -h printed the usage (exit 0).
@@ -53,10 +51,4 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 // loadConfig loads the configuration with the command's --set flags.
 func loadConfig(e *env, sets setFlag) *config.Loaded {
 	return config.Load(config.Inputs{Environ: e.Environ, Sets: sets})
-}
-
-// consoleLogger is the logger of interactive commands: stderr, secrets
-// scrubbed.
-func consoleLogger(e *env, cfg *config.Config) zerolog.Logger {
-	return logfile.New(logfile.NewRedactor(logfile.Console(e.Stderr), cfg.Secrets()), cfg.LogLevel)
 }

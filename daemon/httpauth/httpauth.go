@@ -127,9 +127,6 @@ func New(opts Options) *Guard {
 	return g
 }
 
-// Denied counts refused requests.
-func (g *Guard) Denied() int64 { return g.denied.Load() }
-
 // Wrap returns a handler serving /healthz openly and mcp at /mcp behind the
 // checks. mcp finds the caller's token name and scopes with CallerFrom.
 func (g *Guard) Wrap(mcp http.Handler) http.Handler {

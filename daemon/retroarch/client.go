@@ -50,10 +50,6 @@ func WithTimeout(d time.Duration) Option { return func(c *Client) { c.timeout = 
 // WithQuitInterval sets the pause between Quit's two QUITs.
 func WithQuitInterval(d time.Duration) Option { return func(c *Client) { c.quitInterval = d } }
 
-// WithRefusalWait sets how long Send and ShowMessage wait for a refusal after
-// sending; 0 sends without checking.
-func WithRefusalWait(d time.Duration) Option { return func(c *Client) { c.refusalWait = d } }
-
 // New returns a client for the RetroArch at addr ("host:port"; "" means
 // DefaultAddr). Nothing is dialled until a call.
 func New(addr string, opts ...Option) *Client {

@@ -130,10 +130,3 @@ func WriteSizes(w io.Writer, arts []Artifact) error {
 }
 
 func mb(n int64) float64 { return float64(n) / (1 << 20) }
-
-func share(n, of int64) string {
-	if of <= 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.1f%%", 100*float64(n)/float64(of))
-}

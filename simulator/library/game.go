@@ -173,11 +173,6 @@ func declIndex(key string) (int, bool) {
 	return 0, false
 }
 
-// IsMetaKey reports whether key is an ES metadata key ("name" included).
-func IsMetaKey(key string) bool {
-	_, ok := declIndex(key)
-	return ok || key == "name"
-}
 
 // IsPathKey reports whether key is a path-typed (media) metadata key.
 func IsPathKey(key string) bool {

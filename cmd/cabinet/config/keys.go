@@ -216,8 +216,6 @@ func lookupKey(ks []key, name string) (key, bool) {
 	return key{}, false
 }
 
-func (k key) String() string { return fmt.Sprintf("%s (default %q)", k.name, k.def) }
-
 // CheckValue says whether value is valid for a known cabinet.* key, in
 // the words Load would use.
 func CheckValue(name, value string) error {

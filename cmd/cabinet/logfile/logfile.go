@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/rs/zerolog"
 )
@@ -184,12 +183,6 @@ func New(w io.Writer, level string) zerolog.Logger {
 		lvl = zerolog.InfoLevel
 	}
 	return zerolog.New(w).Level(lvl).With().Timestamp().Int("pid", os.Getpid()).Logger()
-}
-
-// Console is the writer for interactive commands: short human lines on w.
-func Console(w io.Writer) io.Writer {
-	return zerolog.ConsoleWriter{Out: w, NoColor: true, TimeFormat: time.TimeOnly,
-		PartsExclude: []string{zerolog.TimestampFieldName}, FieldsExclude: []string{"pid"}}
 }
 
 // Lazy is a File opened at its first write: a hook that has nothing to log

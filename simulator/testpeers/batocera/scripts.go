@@ -62,19 +62,6 @@ func (tr *Tree) SettingsGet(t testing.TB, key string) (string, bool) {
 	return strings.TrimSuffix(r.Stdout, "\n"), true
 }
 
-// SettingsSet runs the tree's real batocera-settings-set with key/value
-// pairs (no -f) and fails t if it fails.
-func (tr *Tree) SettingsSet(t testing.TB, kv ...string) {
-	t.Helper()
-	if len(kv)%2 != 0 {
-		t.Fatalf("SettingsSet: odd number of key/value arguments %q", kv)
-	}
-	r := tr.Run(t, SetName, append([]string{"--"}, kv...)...)
-	if r.ExitCode != 0 {
-		t.Fatalf("batocera-settings-set %q: exit %d: %s", kv, r.ExitCode, r.Stderr)
-	}
-}
-
 // Run runs name (looked up in Env's PATH, so the tree's tools come first)
 // with args, in the tree's root (Batocera's init runs in /) and with Env,
 // within Timeout. It fails t only when the command cannot start or does

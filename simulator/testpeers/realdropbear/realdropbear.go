@@ -307,14 +307,8 @@ func (s *Server) Host() string { return Alias }
 // SSHCommand is the client command line: ssh with the server's config.
 func (s *Server) SSHCommand() []string { return []string{"ssh", "-F", s.config} }
 
-// ConfigPath is the ssh config file for the client.
-func (s *Server) ConfigPath() string { return s.config }
-
 // KnownHostsPath is the client's known_hosts file.
 func (s *Server) KnownHostsPath() string { return s.knownHosts }
-
-// Port is the loopback port Dropbear listens on.
-func (s *Server) Port() int { return s.port }
 
 // Log is what Dropbear logged so far.
 func (s *Server) Log() string { return s.log.String() }
