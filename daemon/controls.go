@@ -1,185 +1,30 @@
 package daemon
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"strings"
-	"time"
-
-	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/rs/zerolog"
 
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/daemon/library/install"
 	"github.com/batocera-cabinet/cabinet/daemon/power"
-	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
-	"github.com/batocera-cabinet/cabinet/haentities"
-	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
+	"github.com/batocera-cabinet/cabinet/daemon/sensors"
 )
 
-// controlTimeout bounds one control: the slowest tools wait for the game to
-// quit (5 s) or for a screenshot file (3 s).
-const controlTimeout = 30 * time.Second
+// onCommand carries out a Home Assistant command (the MQTT link runs them one at a time, in
+// order) through the controls of package sensors.
+func (d *Daemon) onCommand(topic string, payload []byte) { d.newControls().OnCommand(topic, payload) }
 
-// maxLoggedRunes caps text from tool results and topics in log lines.
-const maxLoggedRunes = 300
-
-// onCommand carries out a Home Assistant control (cabinet.ha.controls):
-// the command becomes a call of the matching MCP tool on the daemon's tools
-// server, so the tool's safety rules (rate limits shared with MCP clients,
-// refusals while no game runs, dry-run, read-only) apply unchanged.
-// Anything that is not a well-formed control is ignored. Every command
-// leaves one log line; the message text itself is never logged. The link
-// runs commands one at a time, in order, and drops retained ones.
-func (d *Daemon) onCommand(topic string, payload []byte) {
-	log := d.log.With().Str("topic", untrusted.Clean(topic, maxLoggedRunes)).Logger()
-	settings := d.config().Rules.Settings
-	entity, _ := settings.CommandEntity(topic) // "" for another topic
-	switch entity {
-	case haentities.Volume, haentities.Mute:
-		d.sys.SetVolume(d.runCtx, log, entity, payload)
-		return
-	case haentities.RestartES, haentities.Reboot, haentities.Shutdown:
-		d.onPower(log, entity, payload)
-		return
-	}
-	if !settings.Controls {
-		log.Warn().Msg("HA command ignored: cabinet.ha.controls is off")
-		return
-	}
-	tool, args, err := controlCall(entity, payload)
-	if err != nil {
-		log.Warn().Str("reason", err.Error()).Int("bytes", len(payload)).Msg("HA command ignored")
-		return
-	}
-	srv := d.mcpServer(false)
-	if srv == nil {
-		log.Warn().Msg("HA command ignored: the tools are not ready")
-		return
-	}
-	ctx, cancel := context.WithTimeout(d.runCtx, controlTimeout)
-	defer cancel()
-	res, err := srv.Call(ctx, tool, args)
-	if err != nil {
-		log.Error().Err(err).Str("tool", tool).Msg("HA control failed")
-		return
-	}
-	outcome, detail := summarize(res)
-	if res.IsError {
-		log.Warn().Str("tool", tool).Str("reason", detail).Msg("HA control refused")
-		return
-	}
-	log.Info().Str("tool", tool).Str("outcome", outcome).Str("detail", detail).Msg("HA control")
-}
-
-// controlCall maps a control and Home Assistant's payload to its tool and
-// arguments: buttons take exactly "PRESS", the notify entity one line of
-// text that RetroArch and ES can show (shown over the game when one runs,
-// else as an ES notification).
-func controlCall(entity string, payload []byte) (tool string, args map[string]any, err error) {
-	if entity == haentities.ShowMessage {
-		if len(payload) > 4*retroarch.MaxMessageRunes {
-			return "", nil, fmt.Errorf("the message is over %d bytes", 4*retroarch.MaxMessageRunes)
-		}
-		if err := retroarch.ValidateMessage(string(payload)); err != nil {
-			return "", nil, err
-		}
-		return "batocera_show_message", map[string]any{"text": string(payload), "target": "auto"}, nil
-	}
-	if tool = buttonTool(entity); tool == "" {
-		return "", nil, errors.New("not a control of this cabinet")
-	}
-	if string(payload) != haentities.PayloadPress {
-		return "", nil, fmt.Errorf("a button payload must be %q", haentities.PayloadPress)
-	}
-	return tool, map[string]any{}, nil
-}
-
-// buttonTool is the tool behind each button; "" for anything else.
-func buttonTool(entity string) string {
-	switch entity {
-	case haentities.QuitGame:
-		return "batocera_quit_game"
-	case haentities.PauseGame:
-		return "batocera_pause_game" // no argument: toggles
-	case haentities.SaveState:
-		return "batocera_save_state"
-	case haentities.LoadState:
-		return "batocera_load_state"
-	case haentities.Screenshot:
-		return "batocera_take_screenshot"
-	case haentities.ResetGame:
-		return "batocera_reset_game"
-	}
-	return ""
-}
-
-// summarize reads a tool result's outcome and detail (or its error text),
-// cleaned and capped for one log line.
-func summarize(res *mcp.CallToolResult) (outcome, detail string) {
-	if res.StructuredContent != nil && !res.IsError {
-		var a struct {
-			Outcome string `json:"outcome"`
-			Detail  string `json:"detail"`
-		}
-		if b, err := json.Marshal(res.StructuredContent); err == nil && json.Unmarshal(b, &a) == nil && a.Outcome != "" {
-			return untrusted.Clean(a.Outcome, 32), untrusted.Clean(a.Detail, maxLoggedRunes)
-		}
-	}
-	var parts []string
-	for _, c := range res.Content {
-		if t, ok := c.(mcp.TextContent); ok {
-			parts = append(parts, t.Text)
-		}
-	}
-	return "", untrusted.Clean(strings.Join(parts, " "), maxLoggedRunes)
-}
-
-// onPower carries out a power button (cabinet.ha.power). A first press
-// only puts "Press again within 10 s to …" on screen (over the game when
-// one runs); a second press of the same button within 10 s does what ES's
-// Quit menu does, through power.Runner (refused while an install writes).
-func (d *Daemon) onPower(log zerolog.Logger, entity string, payload []byte) {
-	cfg := d.config()
-	if !cfg.Rules.Settings.Power {
-		log.Warn().Str("reason", "cabinet.ha.power is off").Msg("HA command ignored")
-		return
-	}
-	if string(payload) != haentities.PayloadPress {
-		log.Warn().Str("reason", fmt.Sprintf("a button payload must be %q", haentities.PayloadPress)).Int("bytes", len(payload)).Msg("HA command ignored")
-		return
-	}
-	a, err := power.ParseAction(entity)
-	if err != nil {
-		log.Warn().Str("reason", err.Error()).Msg("HA command ignored")
-		return
-	}
-	ctx, cancel := context.WithTimeout(d.runCtx, controlTimeout)
-	defer cancel()
-	if !d.presses.Press(a, d.clock.Now()) {
-		d.showPrompt(ctx, log, d.presses.Prompt(a))
-		log.Info().Str("action", string(a)).Msg("HA power button: first press, waiting for a second one")
-		return
-	}
-	runner := d.powerRunner(cfg)
-	if cfg.Tools.DryRun {
-		plan, err := runner.Plan(ctx, a)
-		if err != nil {
-			log.Warn().Str("action", string(a)).Str("reason", err.Error()).Msg("HA power refused")
-			return
-		}
-		log.Info().Str("action", string(a)).Str("outcome", "dry_run").Str("detail", plan).Msg("HA power")
-		return
-	}
-	res, err := runner.Do(ctx, a)
-	if err != nil {
-		log.Warn().Str("action", string(a)).Strs("sent", res.Sent).Str("reason", err.Error()).Msg("HA power refused")
-		d.showPrompt(ctx, log, "Cabinet: "+untrusted.Clean(err.Error(), 120))
-		return
-	}
-	log.Info().Str("action", string(a)).Strs("sent", res.Sent).Str("detail", res.Text).Msg("HA power")
+// newControls are Home Assistant's commands (package sensors) over the daemon's tools, system
+// sensors and power buttons.
+func (d *Daemon) newControls() *sensors.Controls {
+	return &sensors.Controls{Host: sensorHost{d}, Clock: d.clock, Log: d.log, Ctx: d.runCtx, System: d.sys, Presses: &d.presses,
+		Tools: func() sensors.ToolCaller {
+			if srv := d.mcpServer(false); srv != nil {
+				return srv
+			}
+			return nil
+		},
+		Power:  func() *power.Runner { return d.powerRunner(d.config()) },
+		DryRun: func() bool { return d.config().Tools.DryRun }}
 }
 
 // powerRunner carries out power actions through this daemon's ES.
@@ -192,21 +37,4 @@ func (d *Daemon) powerRunner(cfg *Config) *power.Runner {
 		}
 		return nil
 	}}
-}
-
-// showPrompt puts a line on the cabinet's screen through the show message
-// tool (RetroArch's message over a game, else an ES notification).
-func (d *Daemon) showPrompt(ctx context.Context, log zerolog.Logger, text string) {
-	srv := d.mcpServer(false)
-	if srv == nil {
-		return
-	}
-	res, err := srv.Call(ctx, "batocera_show_message", map[string]any{"text": text, "target": "auto"})
-	switch {
-	case err != nil:
-		log.Warn().Err(err).Msg("power prompt not shown")
-	case res.IsError:
-		_, detail := summarize(res)
-		log.Warn().Str("reason", detail).Msg("power prompt not shown")
-	}
 }

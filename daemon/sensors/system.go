@@ -36,9 +36,6 @@ const (
 	UpdateFirst = 10 * time.Minute
 	UpdateEvery = 12 * time.Hour
 	UpdateRetry = time.Hour
-	// controlTimeout bounds a volume or mute command from Home Assistant, as the daemon bounds
-	// its other controls.
-	controlTimeout = 30 * time.Second
 )
 
 // VolumeControl is batocera-audio as the sensors use it (*sysaudio.Audio).

@@ -1,10 +1,19 @@
-package daemon
+package sensors
 
 import (
+	"context"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 	"unicode/utf8"
 
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/rs/zerolog"
+
+	"github.com/batocera-cabinet/cabinet/daemon/clock"
+	"github.com/batocera-cabinet/cabinet/daemon/power"
 	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
 	"github.com/batocera-cabinet/cabinet/haentities"
 )
@@ -66,4 +75,45 @@ func FuzzControlCall(f *testing.F) {
 			t.Fatalf("controlCall(%q, %q) = %q", entity, payload, tool)
 		}
 	})
+}
+
+// fakeTools records the tools called.
+type fakeTools struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (f *fakeTools) Call(_ context.Context, tool string, args map[string]any) (*mcp.CallToolResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, tool)
+	return &mcp.CallToolResult{StructuredContent: map[string]any{"outcome": "done"}}, nil
+}
+
+// TestControls: a button becomes its tool's call while cabinet.ha.controls is on, and nothing
+// while it is off; a power button while cabinet.ha.power is off is ignored; the volume slider
+// goes to batocera-audio.
+func TestControls(t *testing.T) {
+	h := newHost(haentities.Sources{Audio: true})
+	h.rules.Settings.Controls = true
+	tools, audio := &fakeTools{}, &fakeAudio{}
+	c := &Controls{Host: h, Clock: clock.NewFake(time.Time{}), Log: zerolog.New(zerolog.NewTestWriter(t)), Ctx: context.Background(),
+		Tools:   func() ToolCaller { return tools },
+		System:  &System{Host: h, Clock: clock.NewFake(time.Time{}), Log: zerolog.Nop(), Audio: audio},
+		Presses: &power.Presses{}}
+	set := h.Rules().Settings
+	c.OnCommand(set.CommandTopic(haentities.PauseGame), []byte(haentities.PayloadPress))
+	c.OnCommand(set.CommandTopic(haentities.PauseGame), []byte("press"))
+	c.OnCommand(set.CommandTopic(haentities.Reboot), []byte(haentities.PayloadPress)) // cabinet.ha.power off
+	c.OnCommand(set.CommandTopic(haentities.Volume), []byte("35"))
+	h.mu.Lock()
+	h.rules.Settings.Controls = false
+	h.mu.Unlock()
+	c.OnCommand(set.CommandTopic(haentities.QuitGame), []byte(haentities.PayloadPress))
+	if !slices.Equal(tools.calls, []string{"batocera_pause_game"}) {
+		t.Errorf("tools called %q, want only batocera_pause_game", tools.calls)
+	}
+	if st, _ := audio.Get(context.Background()); st.Level != 35 {
+		t.Errorf("volume %d, want 35", st.Level)
+	}
 }
