@@ -4,6 +4,7 @@ import (
 	"reflect"
 
 	"github.com/batocera-cabinet/cabinet/daemon/cfaccess"
+	"github.com/batocera-cabinet/cabinet/daemon/library/rommreport"
 	"github.com/batocera-cabinet/cabinet/daemon/links"
 	"github.com/batocera-cabinet/cabinet/haentities/mqttlink"
 	"github.com/batocera-cabinet/cabinet/hook/journal"
@@ -36,7 +37,7 @@ type Config struct {
 	// Secrets are scrubbed from every log line.
 	Secrets []string
 	// RomM is where play sessions are reported (off unless paired).
-	RomM RomMReport
+	RomM rommreport.Config
 }
 
 // HTTP is MCP over Streamable HTTP.

@@ -22,6 +22,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/batocera-cabinet/cabinet/daemon/clock"
+	"github.com/batocera-cabinet/cabinet/daemon/library/rommreport"
 	"github.com/batocera-cabinet/cabinet/daemon/power"
 	"github.com/batocera-cabinet/cabinet/daemon/sensors"
 	"github.com/batocera-cabinet/cabinet/haentities"
@@ -93,7 +94,7 @@ type Daemon struct {
 	inbox  *inboxReader
 	// romm is what the RomM reporter tells the status about the
 	// cabinet's device (set by reportRomM).
-	romm rommDeviceNote
+	romm rommreport.Note
 	// rommWake wakes the RomM reporter when its configuration changes
 	// (paired again, unpaired).
 	rommWake chan struct{}

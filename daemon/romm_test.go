@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batocera-cabinet/cabinet/daemon/library/rommreport"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
 	"github.com/batocera-cabinet/cabinet/simulator"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeromm"
@@ -23,7 +24,7 @@ func TestRomMHeartbeatCadence(t *testing.T) {
 		fr.SetClock(r.clock.Now)
 		dev := fr.AddDevice(fakeromm.Device{Name: "Batocera", Platform: "batocera", Client: "cabinet"})
 		tok := fr.IssueToken(append(fakeromm.ReadScopes(), fakeromm.WriteScopes()...), dev)
-		r.cfg.RomM = RomMReport{URL: r.cab.RomMURL(), Token: tok, DeviceID: dev, Since: rigEpoch, Root: r.cab.Root}
+		r.cfg.RomM = rommreport.Config{URL: r.cab.RomMURL(), Token: tok, DeviceID: dev, Since: rigEpoch, Root: r.cab.Root}
 	})
 	send := func(ev tracker.Event) {
 		t.Helper()
@@ -55,24 +56,24 @@ func TestRomMHeartbeatCadence(t *testing.T) {
 		})
 	}
 	const game = 10 * time.Minute
-	for n := 2; time.Duration(n-1)*rommReportInterval <= game; n++ {
-		r.clock.Advance(rommReportInterval)
+	for n := 2; time.Duration(n-1)*rommreport.Interval <= game; n++ {
+		r.clock.Advance(rommreport.Interval)
 		beats(n)
 		beatNow()
 		if len(fr.Active()) != 1 {
-			t.Fatalf("after %v of play RomM shows %d games as playing, want 1", time.Duration(n-1)*rommReportInterval, len(fr.Active()))
+			t.Fatalf("after %v of play RomM shows %d games as playing, want 1", time.Duration(n-1)*rommreport.Interval, len(fr.Active()))
 		}
 	}
 	hb := fr.Heartbeats()
 	for i := 1; i < len(hb); i++ {
-		if gap := hb[i].At.Sub(hb[i-1].At); gap > rommReportInterval || gap >= fakeromm.ActivityTTL/2 {
+		if gap := hb[i].At.Sub(hb[i-1].At); gap > rommreport.Interval || gap >= fakeromm.ActivityTTL/2 {
 			t.Errorf("heartbeat %d came %v after the one before (RomM forgets after %v)", i, gap, fakeromm.ActivityTTL)
 		}
 		if hb[i].ROMID != fakeromm.ROMAlphaQuest || hb[i].DeviceID != r.cfg.RomM.DeviceID {
 			t.Errorf("heartbeat %d: %+v", i, hb[i])
 		}
 	}
-	if len(hb) < int(game/rommReportInterval) {
+	if len(hb) < int(game/rommreport.Interval) {
 		t.Errorf("%d heartbeats over %v", len(hb), game)
 	}
 	r.clock.Advance(time.Second)

@@ -70,10 +70,10 @@ func (d *Daemon) Status() Status {
 		st.OutboxDepth, st.OutboxDropped, st.OutboxExpired, st.Sessions = s.QueueDepth+s.Undelivered, s.Dropped, s.Expired, s.Sessions
 	}
 	st.PendingRequests = d.PendingRequests()
-	if r := d.cfg.RomM; r.enabled() {
+	if r := d.cfg.RomM; r.Enabled() {
 		if c, err := (rommreport.Marks{DB: d.eng.store()}).Stats(r.Since); err == nil {
 			st.RomM = &RomMStatus{Delivered: c.Delivered, Unmatched: c.Unmatched, Waiting: c.Pending + c.Retrying,
-				Device: d.romm.text, DeviceProblem: d.romm.problem, LastError: d.romm.lastErr}
+				Device: d.romm.Text, DeviceProblem: d.romm.Problem, LastError: d.romm.LastErr}
 		}
 	}
 	return st

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/batocera-cabinet/cabinet/daemon/library/rommreport"
 	"github.com/batocera-cabinet/cabinet/daemon/links"
 	"github.com/batocera-cabinet/cabinet/daemon/osupdate"
 	"github.com/batocera-cabinet/cabinet/daemon/sysaudio"
@@ -220,19 +221,19 @@ func systemPaths(cfg *config.Config) daemon.System {
 // with the RomM of cabinet.romm.url, unless cabinet.romm.report_play is
 // off. A configured token carries no device of the cabinet's, so only a
 // paired one reports.
-func rommReport(cfg *config.Config) daemon.RomMReport {
+func rommReport(cfg *config.Config) rommreport.Config {
 	if !cfg.RomM.ReportPlay || cfg.RomM.URL == "" {
-		return daemon.RomMReport{}
+		return rommreport.Config{}
 	}
 	p, err := rommStore(cfg).Load()
 	if err != nil || p.URL != cfg.RomM.URL || p.DeviceID == "" {
-		return daemon.RomMReport{}
+		return rommreport.Config{}
 	}
 	since := p.PairedAt
 	if !p.ReportSince.IsZero() && p.ReportSince.Before(since) {
 		since = p.ReportSince
 	}
-	return daemon.RomMReport{URL: cfg.RomM.URL, Token: p.Token, CAFile: resolvedFile(cfg, cfg.RomM.CAFile), DeviceID: p.DeviceID,
+	return rommreport.Config{URL: cfg.RomM.URL, Token: p.Token, CAFile: resolvedFile(cfg, cfg.RomM.CAFile), DeviceID: p.DeviceID,
 		Since: since, Root: cfg.Root, PlatformMap: cfg.RomM.PlatformMap, PairingDir: rommStore(cfg).Dir, Device: cabinetDevice(cfg)}
 }
 
