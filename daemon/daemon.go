@@ -6,6 +6,13 @@
 // part runs under one context and is restarted with backoff if it fails.
 // Its configuration is its own (Config), mapped by cmd/cabinet; its time
 // comes from an injected clock, so tests advance it instead of waiting.
+//
+// The package keeps the lifecycle, the engine around the journal, the hook
+// intake and the transports; the rest is wired from their own packages: the
+// clients of the configuration in force (daemon/links), the Home Assistant
+// entities of the cabinet's own state and HA's controls (daemon/sensors,
+// through sensorHost), the RomM reporting and the library requests' loops
+// (daemon/library/rommreport, daemon/library/requests).
 package daemon
 
 import (
