@@ -173,7 +173,6 @@ func declIndex(key string) (int, bool) {
 	return 0, false
 }
 
-
 // IsPathKey reports whether key is a path-typed (media) metadata key.
 func IsPathKey(key string) bool {
 	i, ok := declIndex(key)
