@@ -14,6 +14,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/simulator/fakees"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeretroarch"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // TestHAControls drives the daemon the way Home Assistant does, with
@@ -91,7 +92,7 @@ func TestHAControls(t *testing.T) {
 	r.reconfigure(func(c *Config) { c.Rules.Settings.Controls = false })
 	for _, e := range haentities.Controls() {
 		topic := s.ConfigTopic(e.Component, e.Key)
-		waitOn(t, "cleared "+topic, r.broker.Changed, func() bool { _, ok := r.broker.Retained(topic); return !ok })
+		cabinettest.Await(t, "cleared "+topic, r.broker.Changed, func() bool { _, ok := r.broker.Retained(topic); return !ok })
 	}
 	if _, ok := r.broker.Retained(s.ConfigTopic(haentities.ComponentSensor, haentities.CPUTemperature)); !ok {
 		t.Error("turning the controls off cleared the diagnostics too")

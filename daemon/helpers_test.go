@@ -24,10 +24,6 @@ import (
 	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
-// waitLimit bounds every wait of these tests: long enough for a loaded CI
-// machine, and a test that fails says what it waited for.
-const waitLimit = 15 * time.Second
-
 // logBuffer is the daemon's log, with its JSON lines decoded on demand.
 type logBuffer struct{ cabinettest.LogBuffer }
 
@@ -116,8 +112,8 @@ func newRigWith(t *testing.T, so simulator.Options, change func(*Config), before
 			if err != nil {
 				t.Errorf("Run: %v", err)
 			}
-		case <-time.After(waitLimit):
-			t.Errorf("the daemon did not stop within %v", waitLimit)
+		case <-time.After(cabinettest.Deadline):
+			t.Errorf("the daemon did not stop within %v", cabinettest.Deadline)
 		}
 		if t.Failed() {
 			t.Logf("daemon log:\n%s", r.logs.String())
@@ -127,8 +123,8 @@ func newRigWith(t *testing.T, so simulator.Options, change func(*Config), before
 	case <-ready:
 	case err := <-done:
 		t.Fatalf("the daemon did not start: %v", err)
-	case <-time.After(waitLimit):
-		t.Fatalf("the daemon was not ready within %v", waitLimit)
+	case <-time.After(cabinettest.Deadline):
+		t.Fatalf("the daemon was not ready within %v", cabinettest.Deadline)
 	}
 	return r
 }
@@ -210,7 +206,7 @@ func (r *rig) publish(topic, payload string) {
 func (r *rig) retained(topic string, ok func(string) bool) string {
 	r.t.Helper()
 	var last string
-	waitOn(r.t, "retained "+topic, r.broker.Changed, func() bool {
+	cabinettest.Await(r.t, "retained "+topic, r.broker.Changed, func() bool {
 		b, found := r.broker.Retained(topic)
 		last = string(b)
 		return found && ok(last)
@@ -232,32 +228,13 @@ func (r *rig) capture() []byte {
 // waitApplied waits, apply by apply, until cond holds.
 func (r *rig) waitApplied(what string, cond func() bool) {
 	r.t.Helper()
-	waitOn(r.t, what, r.d.eng.appliedCh, cond)
+	cabinettest.Await(r.t, what, r.d.eng.appliedCh, cond)
 }
 
 // waitLog waits, line by line, until cond holds.
 func (r *rig) waitLog(what string, cond func() bool) {
 	r.t.Helper()
-	waitOn(r.t, what, r.logs.written, cond)
-}
-
-// waitOn checks cond each time changed's channel closes (a broker message,
-// a log line), for at most waitLimit: no sleeping, no polling.
-func waitOn(t *testing.T, what string, changed func() <-chan struct{}, cond func() bool) {
-	t.Helper()
-	deadline := time.NewTimer(waitLimit)
-	defer deadline.Stop()
-	for {
-		ch := changed() // before the check: a change after it closes ch
-		if cond() {
-			return
-		}
-		select {
-		case <-ch:
-		case <-deadline.C:
-			t.Fatalf("timed out after %v waiting for %s", waitLimit, what)
-		}
-	}
+	cabinettest.Await(r.t, what, r.logs.written, cond)
 }
 
 // logged waits for a log line with message msg whose fields contain want.

@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"context"
 	"io"
 	"strings"
 	"testing"
@@ -12,14 +11,14 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/daemon/httpauth"
 	"github.com/batocera-cabinet/cabinet/hook/socket"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // mcpSession starts and initializes an MCP client on tr.
 func mcpSession(t *testing.T, tr transport.Interface) *client.Client {
 	t.Helper()
 	c := client.NewClient(tr)
-	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
-	defer cancel()
+	ctx := cabinettest.Context(t)
 	if err := c.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -43,8 +42,7 @@ func httpSession(t *testing.T, url, token string) *client.Client {
 // scope (a tool error, not a transport error).
 func lacksScope(t *testing.T, c *client.Client, tool, scope string) bool {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
-	defer cancel()
+	ctx := cabinettest.Context(t)
 	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: tool}})
 	if err != nil {
 		t.Fatalf("%s: %v", tool, err)
@@ -87,8 +85,7 @@ func TestHTTPTokenScopes(t *testing.T) {
 		t.Error("the default token may not pause")
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
-	defer cancel()
+	ctx := cabinettest.Context(t)
 	conn, err := socket.DialMCP(ctx, r.cfg.Layout.Socket(), false)
 	if err != nil {
 		t.Fatal(err)
@@ -117,8 +114,7 @@ func TestHTTPPowerScope(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
-	defer cancel()
+	ctx := cabinettest.Context(t)
 	shutdown := mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "batocera_power", Arguments: map[string]any{"action": "shutdown", "confirm": true}}}
 	res, err := httpSession(t, url, def).CallTool(ctx, shutdown)
 	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(mcp.TextContent).Text, "this token lacks the scope power:") {

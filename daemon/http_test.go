@@ -8,6 +8,7 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // msgHTTPUnavailable is the one line a taken cabinet.mcp.listen logs.
@@ -46,17 +47,14 @@ func TestHTTPAddressTaken(t *testing.T) {
 	}
 
 	holder.Close()
-	deadline := time.Now().Add(waitLimit)
-	for r.d.HTTPAddr() == "" {
-		if time.Now().After(deadline) {
-			t.Fatal("MCP over HTTP did not come up once its address was free")
+	// Each look moves the clock to the next retry.
+	cabinettest.Await(t, "MCP over HTTP up once its address was free", r.logs.written, func() bool {
+		if r.d.HTTPAddr() != "" {
+			return true
 		}
-		r.clock.Advance(time.Minute) // the next retry
-		select {
-		case <-r.logs.written():
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+		r.clock.Advance(time.Minute)
+		return false
+	})
 	r.logged("MCP over HTTP listening", nil)
 	if st := r.d.Status(); st.MCPHTTP != taken || st.MCPHTTPError != "" {
 		t.Errorf("status after recovery = %+v", st)

@@ -70,13 +70,12 @@ func TestArtwork(t *testing.T) {
 	play := func(id string) {
 		t.Helper()
 		// ES's UI takes a moment to come back after a game (ReturnDelay).
-		deadline := time.Now().Add(waitLimit)
-		for err := r.cab.ES.Launch("nes", id); err != nil; err = r.cab.ES.Launch("nes", id) {
-			if time.Now().After(deadline) {
-				t.Fatal(err)
+		cabinettest.Await(t, "ES to take the launch of "+id, nil, func() (bool, string) {
+			if err := r.cab.ES.Launch("nes", id); err != nil {
+				return false, err.Error()
 			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return true, ""
+		})
 		waitRA(t, r.cab.RetroArch, "game loaded", func(s fakeretroarch.Snapshot) bool { return s.Loaded })
 		g, _ := r.cab.ES.Running()
 		hook(tracker.KindGameStart, g.Path, g.Name)
@@ -161,21 +160,23 @@ func TestLastScreenshot(t *testing.T) {
 	var shot string
 	// The folder's watch arms the settle timer on the fake clock: move it
 	// on until the picture is out.
-	cabinettest.WaitFor(t, waitLimit, "the screenshot shown", nil, func() (bool, string) {
+	cabinettest.Await(t, "the screenshot shown", nil, func() (bool, string) {
 		r.clock.Advance(sensors.ScreenshotSettle)
 		v, _ := r.broker.Retained(topic)
 		shot = string(v)
 		return shot != placeholder && shot != "", "still the placeholder"
 	})
+
 	pic, _ := base64.StdEncoding.DecodeString(shot)
 	if cfg, err := jpeg.DecodeConfig(bytes.NewReader(pic)); err != nil || cfg.Width != 512 || cfg.Height != 384 {
 		t.Errorf("screenshot %d×%d (%v), want 512×384", cfg.Width, cfg.Height, err)
 	}
 	write("broken-260101-200100.png", []byte("\x89PNG\r\n\x1a\nnot really"), 0)
-	cabinettest.WaitFor(t, waitLimit, "the broken screenshot skipped", nil, func() (bool, string) {
+	cabinettest.Await(t, "the broken screenshot skipped", nil, func() (bool, string) {
 		r.clock.Advance(sensors.ScreenshotSettle)
 		return len(r.logs.entries("screenshot not shown")) > 0, "not yet"
 	})
+
 	if v, _ := r.broker.Retained(topic); string(v) != shot {
 		t.Error("a broken screenshot replaced the last good one")
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // TestPlayTimeToday: 0 before any play; a running game counts once it is
@@ -29,7 +30,7 @@ func TestPlayTimeToday(t *testing.T) {
 	r.retained(r.settings.StateTopic(haentities.NowPlaying), func(v string) bool { return v != haentities.IdleState })
 	// Under the minimum session (60 s) nothing counts yet.
 	r.clock.Advance(30 * time.Second)
-	time.Sleep(100 * time.Millisecond)
+	time.Sleep(100 * time.Millisecond) // nothing to wait on: it checks that nothing happens
 	if v := r.retained(topic, func(string) bool { return true }); v != "0" {
 		t.Errorf("a 30 s game counts %s s already", v)
 	}
@@ -37,31 +38,26 @@ func TestPlayTimeToday(t *testing.T) {
 	// game shows (a step taken while the loop is busy, before it re-arms
 	// its timer, moves nothing: under load that takes more steps).
 	running := ""
-	for i := 0; ; i++ {
-		if v, _ := r.broker.Retained(topic); atoi(string(v)) >= 150 {
+	cabinettest.Await(t, "the running game counted", r.broker.Changed, func() (bool, string) {
+		v, _ := r.broker.Retained(topic)
+		if atoi(string(v)) >= 150 {
 			running = string(v)
-			break
-		}
-		if i == 100 {
-			t.Fatal("the running game never counted")
+			return true, ""
 		}
 		r.clock.Advance(30 * time.Second)
-		time.Sleep(30 * time.Millisecond)
-	}
+		return false, "today: " + string(v)
+	})
 	hook(tracker.KindGameEnd, "", "")
 	r.retained(r.settings.StateTopic(haentities.NowPlaying), func(v string) bool { return v == haentities.IdleState })
 	// Past the reorder window (the flush timer is armed once the end is
 	// applied): the session is logged.
-	for i := 0; ; i++ {
+	cabinettest.Await(t, "the session logged", r.broker.Changed, func() bool {
 		if v, _ := r.broker.Retained(r.settings.StateTopic(haentities.LastSession)); string(v) != haentities.NoneState && len(v) > 0 {
-			break
-		}
-		if i == 200 {
-			t.Fatal("the session was never logged")
+			return true
 		}
 		r.clock.Advance(time.Second)
-		time.Sleep(20 * time.Millisecond)
-	}
+		return false
+	})
 	// The logged session is the week's one game, and today's figure is
 	// its length: never below what the running game showed.
 	var top haentities.TopGame

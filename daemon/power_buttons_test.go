@@ -5,7 +5,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon/power"
 	"github.com/batocera-cabinet/cabinet/haentities"
@@ -50,11 +49,11 @@ func TestPowerButtons(t *testing.T) {
 	// through the old one.
 	// A harmless malformed press, repeated until the daemon logs it, shows
 	// the command subscription is live before the real presses.
-	cabinettest.WaitFor(t, waitLimit, "the command topics subscribed", nil, func() (bool, string) {
+	cabinettest.Await(t, "the command topics subscribed", r.logs.written, func() (bool, string) {
 		r.press(haentities.Shutdown, "probe")
-		time.Sleep(50 * time.Millisecond)
 		return len(r.logs.entries("HA command ignored")) > 0, "no command handled yet"
 	})
+
 	r.settings = r.d.config().Rules.Settings
 	s = r.settings
 	for _, e := range haentities.PowerButtons() {

@@ -35,9 +35,10 @@ func TestRomMHeartbeatCadence(t *testing.T) {
 	send(start)
 	beats := func(n int) {
 		t.Helper()
-		cabinettest.WaitFor(t, waitLimit, fmt.Sprintf("%d heartbeat(s)", n), nil, func() (bool, string) {
+		cabinettest.Await(t, fmt.Sprintf("%d heartbeat(s)", n), nil, func() (bool, string) {
 			return len(fr.Heartbeats()) >= n, fmt.Sprintf("%d", len(fr.Heartbeats()))
 		})
+
 	}
 	beats(1)
 	// The round at now has sent its heartbeat: only then does the clock
@@ -47,13 +48,14 @@ func TestRomMHeartbeatCadence(t *testing.T) {
 	beatNow := func() {
 		t.Helper()
 		now := r.clock.Now()
-		cabinettest.WaitFor(t, waitLimit, fmt.Sprintf("a heartbeat at %v", now), nil, func() (bool, string) {
+		cabinettest.Await(t, fmt.Sprintf("a heartbeat at %v", now), nil, func() (bool, string) {
 			hb := fr.Heartbeats()
 			if len(hb) == 0 {
 				return false, "none"
 			}
 			return hb[len(hb)-1].At.Equal(now), fmt.Sprintf("%d, the last at %v", len(hb), hb[len(hb)-1].At)
 		})
+
 	}
 	const game = 10 * time.Minute
 	for n := 2; time.Duration(n-1)*rommreport.Interval <= game; n++ {
@@ -78,7 +80,8 @@ func TestRomMHeartbeatCadence(t *testing.T) {
 	}
 	r.clock.Advance(time.Second)
 	send(r.stamped(tracker.KindGameEnd))
-	cabinettest.WaitFor(t, waitLimit, "RomM's now playing cleared at the game's end", nil, func() (bool, string) {
+	cabinettest.Await(t, "RomM's now playing cleared at the game's end", nil, func() (bool, string) {
 		return len(fr.Active()) == 0, fmt.Sprintf("%+v", fr.Active())
 	})
+
 }

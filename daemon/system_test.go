@@ -12,6 +12,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeinput"
 	"github.com/batocera-cabinet/cabinet/simulator/faketools"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // withSystem gives the rig's cabinet batocera-audio (at 60 %, not muted),
@@ -98,7 +99,7 @@ func TestSystemEntities(t *testing.T) {
 	// The disconnection's event follows the attributes above: wait for it, not for them.
 	want := []string{`{"event_type":"connected","name":"Pro Controller"}`, `{"event_type":"disconnected","name":"Wireless Controller"}`}
 	var events []string
-	waitOn(t, "the controller events", r.broker.Changed, func() bool {
+	cabinettest.Await(t, "the controller events", r.broker.Changed, func() bool {
 		events = events[:0]
 		for _, m := range r.broker.Messages() {
 			if m.Topic == s.StateTopic(haentities.Controller) {
@@ -147,7 +148,7 @@ func TestNoDeadEntities(t *testing.T) {
 	})
 	for _, e := range backed {
 		topic := s.ConfigTopic(e.component, e.key)
-		waitOn(t, "cleared "+topic, r.broker.Changed, func() bool {
+		cabinettest.Await(t, "cleared "+topic, r.broker.Changed, func() bool {
 			_, found := r.broker.Retained(topic)
 			return !found
 		})

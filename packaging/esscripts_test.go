@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // install renders the scripts under a temp root with a fake binary that
@@ -55,17 +57,6 @@ func records(t *testing.T, rec string) []string {
 		t.Fatal(err)
 	}
 	return strings.Split(strings.TrimSpace(string(b)), "\n")
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 func TestWrappersHandArgvToTheBinary(t *testing.T) {
@@ -120,7 +111,7 @@ func TestScreensaverFlagGatesGameSelected(t *testing.T) {
 	if !flagExists() {
 		t.Fatal("the flag must linger after screensaver-stop")
 	}
-	waitFor(t, "the flag to go after the linger", func() bool { return !flagExists() })
+	cabinettest.Await(t, "the flag to go after the linger", nil, func() bool { return !flagExists() })
 	ev("game-selected", "nes", "/userdata/roms/nes/c.nes", "C")
 	got := records(t, rec)
 	if n := strings.Count(strings.Join(got, "\n"), "game-selected"); n != 1 {
@@ -136,7 +127,7 @@ func TestScreensaverFlagGatesGameSelected(t *testing.T) {
 		t.Error("the removal of an earlier stop deleted a newer screensaver's flag")
 	}
 	ev("screensaver-stop")
-	waitFor(t, "flag removal", func() bool { return !flagExists() })
+	cabinettest.Await(t, "flag removal", nil, func() bool { return !flagExists() })
 
 	// suspend fires no stop: it must never set the flag.
 	ev("screensaver-start", "suspend")

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/testpeers/peertest"
 )
 
@@ -367,23 +368,21 @@ func (n netns) sh(t *testing.T, script string) string {
 // counted at least n packets: they went no further.
 func (n netns) waitDropped(t *testing.T, tool string, want int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	// A kernel counter: nothing signals it, so it is looked at every 20 ms.
+	cabinettest.Await(t, fmt.Sprintf("%s: Cabinet's rule to drop %d packets", tool, want), nil, func() (bool, string) {
 		for _, line := range strings.Split(n.sh(t, tool+" -w 5 -S INPUT -v"), "\n") {
 			if !strings.Contains(line, " --comment "+RetroArchPortTag+" ") {
 				continue
 			}
 			if _, counters, ok := strings.Cut(line, " -c "); ok {
 				if pkts, err := strconv.Atoi(strings.Fields(counters)[0]); err == nil && pkts >= want {
-					return
+					return true, ""
 				}
+				return false, "counters " + counters
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: Cabinet's rule dropped fewer than %d packets in 5s", tool, want)
-		}
-		time.Sleep(20 * time.Millisecond) // polling a kernel counter: nothing to wait on
-	}
+		return false, "no rule of Cabinet's in INPUT"
+	})
 }
 
 // send sends one datagram from inside the namespace (this test binary as
@@ -405,7 +404,7 @@ type received struct {
 
 func (r *received) wait(t *testing.T, payload string) {
 	t.Helper()
-	timeout := time.After(5 * time.Second)
+	timeout := time.After(cabinettest.Deadline)
 	for !r.seen[payload] {
 		select {
 		case l, ok := <-r.lines:
@@ -414,7 +413,7 @@ func (r *received) wait(t *testing.T, payload string) {
 			}
 			r.seen[l] = true
 		case <-timeout:
-			t.Fatalf("%q did not arrive in 5s (got %v)", payload, r.seen)
+			t.Fatalf("%q did not arrive in %v (got %v)", payload, cabinettest.Deadline, r.seen)
 		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // TestServiceScript runs the service against a fake daemon that records its
@@ -28,16 +30,16 @@ func TestServiceScript(t *testing.T) {
 	if _, err := run("start"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the daemon to run", func() bool { out, err := run("status"); return err == nil && strings.HasPrefix(out, "running") })
+	cabinettest.Await(t, "the daemon to run", nil, func() bool { out, err := run("status"); return err == nil && strings.HasPrefix(out, "running") })
 
 	// The daemon dies on its own: the service starts it again.
 	pid, _ := os.ReadFile(filepath.Join(l.RunDir, "serve.pid"))
 	exec.Command("kill", "-KILL", strings.TrimSpace(string(pid))).Run()
-	waitFor(t, "a respawn", func() bool {
+	cabinettest.Await(t, "a respawn", nil, func() bool {
 		b, _ := os.ReadFile(filepath.Join(root, "starts"))
 		return strings.Count(string(b), "started") == 2
 	})
-	waitFor(t, "the respawned daemon", func() bool { out, err := run("status"); return err == nil && strings.HasPrefix(out, "running") })
+	cabinettest.Await(t, "the respawned daemon", nil, func() bool { out, err := run("status"); return err == nil && strings.HasPrefix(out, "running") })
 
 	if _, err := run("stop"); err != nil {
 		t.Fatal(err)

@@ -9,18 +9,8 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
 
 // TestGameLifecycle launches a libretro game through the fake ES's HTTP
 // API and ends it with RetroArch's QUIT, as a cabinet would, with configgen
@@ -51,18 +41,18 @@ func TestGameLifecycle(t *testing.T) {
 	}
 	ra := retroarch.New(c.RetroArchAddr())
 	var st retroarch.Status
-	waitFor(t, "RetroArch up", func() bool { st, err = ra.Status(ctx); return err == nil })
+	cabinettest.Await(t, "RetroArch up", nil, func() bool { st, err = ra.Status(ctx); return err == nil })
 	if st.State != retroarch.StatePlaying || st.System != "nes" {
 		t.Errorf("status = %+v", st)
 	}
 	if err := ra.Quit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "game end", func() bool { r, err := esc.RunningGame(ctx); return err == nil && r == nil })
+	cabinettest.Await(t, "game end", nil, func() bool { r, err := esc.RunningGame(ctx); return err == nil && r == nil })
 	if _, err := ra.Status(ctx); err == nil {
 		t.Error("RetroArch still answers after the game ended")
 	}
-	waitFor(t, "configgen gameStop", func() bool { b, _ := os.ReadFile(rec); return strings.Count(string(b), "\n") == 2 })
+	cabinettest.Await(t, "configgen gameStop", nil, func() bool { b, _ := os.ReadFile(rec); return strings.Count(string(b), "\n") == 2 })
 	b, _ := os.ReadFile(rec)
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	if !strings.HasPrefix(lines[0], "gameStart nes libretro nestopia "+g.Path) || !strings.HasPrefix(lines[1], "gameStop nes") {

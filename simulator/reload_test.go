@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/batocera-cabinet/cabinet/simulator/library"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 func httpDo(t *testing.T, method, url, ctype, body string) (int, []byte) {
@@ -97,7 +98,7 @@ func TestReloadRescansTree(t *testing.T) {
 	}
 	httpDo(t, http.MethodGet, c.ESURL()+"/reloadgames", "", "")
 	var games map[string]string
-	waitFor(t, "the installed game listed", func() bool {
+	cabinettest.Await(t, "the installed game listed", nil, func() bool {
 		games = esGames(t, c, "nes")
 		return games[installed] != ""
 	})

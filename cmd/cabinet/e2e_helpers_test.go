@@ -117,9 +117,7 @@ func runBinary(t testing.TB, env []string, args ...string) (code int, stdout, st
 // signals every change).
 func waitRetroArch(t *testing.T, cab *simulator.Cabinet, what string, cond func(fakeretroarch.Snapshot) bool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	if s, err := cab.RetroArch.WaitFor(ctx, cond); err != nil {
+	if s, err := cab.RetroArch.WaitFor(cabinettest.Context(t), cond); err != nil {
 		t.Fatalf("waiting for %s: %v (RetroArch %+v)", what, err, s)
 	}
 }
@@ -128,14 +126,14 @@ func waitRetroArch(t *testing.T, cab *simulator.Cabinet, what string, cond func(
 // looked at every 20 ms).
 func waitMenu(t *testing.T, cab *simulator.Cabinet) {
 	t.Helper()
-	cabinettest.WaitFor(t, 15*time.Second, "ES to return to the menu", nil, func() (bool, string) {
+	cabinettest.Await(t, "ES to return to the menu", nil, func() (bool, string) {
 		g, running := cab.ES.Running()
 		return !running, "ES still runs " + g.Name
 	})
 }
 
 // stopProcess sends sig and waits for the process to end, killing it if it
-// has not within the deadline; it returns Wait's error.
+// has not within cabinettest.Deadline; it returns Wait's error.
 func stopProcess(t testing.TB, cmd *exec.Cmd, sig syscall.Signal, done <-chan error) error {
 	t.Helper()
 	if err := cmd.Process.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
@@ -144,10 +142,10 @@ func stopProcess(t testing.TB, cmd *exec.Cmd, sig syscall.Signal, done <-chan er
 	select {
 	case err := <-done:
 		return err
-	case <-time.After(15 * time.Second):
+	case <-time.After(cabinettest.Deadline):
 		cmd.Process.Kill()
 		<-done
-		t.Errorf("%s did not stop within 15 s of %v", cmd.Path, sig)
+		t.Errorf("%s did not stop within %v of %v", cmd.Path, cabinettest.Deadline, sig)
 		return errors.New("killed")
 	}
 }

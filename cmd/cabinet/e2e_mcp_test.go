@@ -224,7 +224,7 @@ func startServeBinary(t testing.TB, bin string, env []string) (url, token string
 	var line struct {
 		URL string `json:"url"`
 	}
-	if err := json.Unmarshal([]byte(daemonLog.WaitLine(t, 30*time.Second, "the MCP URL in the daemon's log", `"url"`)), &line); err != nil || !strings.HasSuffix(line.URL, "/mcp") {
+	if err := json.Unmarshal([]byte(daemonLog.AwaitLine(t, "the MCP URL in the daemon's log", `"url"`)), &line); err != nil || !strings.HasSuffix(line.URL, "/mcp") {
 		t.Fatalf("log line with the URL: %v, url %q", err, line.URL)
 	}
 	code, tok, tokErr := runBinary(t, env, "token", "show")

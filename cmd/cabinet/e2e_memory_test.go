@@ -40,7 +40,7 @@ func TestMCPMemory(t *testing.T) {
 	simDone := make(chan error, 1)
 	go func() { simDone <- sim.Wait() }()
 	defer stopProcess(t, sim, syscall.SIGINT, simDone)
-	simLog.WaitLine(t, 30*time.Second, "the simulator to be ready", "Stop with Ctrl-C")
+	simLog.AwaitLine(t, "the simulator to be ready", "Stop with Ctrl-C")
 
 	mcpCmd := exec.Command(bin, "mcp", "--standalone")
 	mcpCmd.Env = configEnv(filepath.Join(dir, simulator.ConfigFile))
@@ -63,9 +63,9 @@ func TestMCPMemory(t *testing.T) {
 		in.Close() // the end of stdin ends the session
 		select {
 		case <-mcpDone:
-		case <-time.After(15 * time.Second):
+		case <-time.After(cabinettest.Deadline):
 			mcpCmd.Process.Kill()
-			t.Errorf("cabinet mcp did not exit within 15 s of the end of its input")
+			t.Errorf("cabinet mcp did not exit within %v of the end of its input", cabinettest.Deadline)
 		}
 	}()
 	rss := func() string { return procStatus(t, mcpCmd.Process.Pid, "VmRSS", "VmHWM") }
@@ -153,8 +153,8 @@ func answer(t *testing.T, answers <-chan rpcAnswer, id int) rpcAnswer {
 			t.Fatalf("answer: id %d error %s, want the result of request %d", a.ID, a.Error, id)
 		}
 		return a
-	case <-time.After(60 * time.Second):
-		t.Fatalf("no answer to request %d within 60 s", id)
+	case <-time.After(cabinettest.Deadline):
+		t.Fatalf("no answer to request %d within %v", id, cabinettest.Deadline)
 		return rpcAnswer{}
 	}
 }

@@ -137,6 +137,7 @@ func TestRomMPairEndToEnd(t *testing.T) {
 // TestRomMPairDeniedEndToEnd: a code refused in RomM ends `cabinet romm pair` with one sentence
 // and a last toast saying so; nothing is stored.
 func TestRomMPairDeniedEndToEnd(t *testing.T) {
+	cabinettest.Long(t, "a second pairing through the binary")
 	t.Parallel()
 	cab, fake, url := rommPairRig(t)
 	conf, err := cab.WriteConfig(t.TempDir(), "cabinet.romm.url="+url)
@@ -215,8 +216,8 @@ func (p *pairProcess) wait(t *testing.T) (int, string, string) {
 			return exit.ExitCode(), p.stdout.String(), p.stderr.String()
 		}
 		t.Fatalf("romm pair: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatalf("romm pair did not end within 30 s of the answer:\n%s%s", p.stdout, p.stderr)
+	case <-time.After(cabinettest.Deadline):
+		t.Fatalf("romm pair did not end within %v of the answer:\n%s%s", cabinettest.Deadline, p.stdout, p.stderr)
 	}
 	return 0, "", ""
 }
@@ -226,7 +227,7 @@ func (p *pairProcess) wait(t *testing.T) (int, string, string) {
 func waitPending(t *testing.T, cab *simulator.Cabinet, fake *fakeromm.Server) string {
 	t.Helper()
 	var code string
-	cabinettest.WaitFor(t, 30*time.Second, "the code pending in RomM and shown twice on the cabinet", nil, func() (bool, string) {
+	cabinettest.Await(t, "the code pending in RomM and shown twice on the cabinet", nil, func() (bool, string) {
 		codes, toasts := fake.PendingDeviceCodes(), notifications(cab)
 		if len(codes) == 1 && len(toasts) >= 2 {
 			code = codes[0]

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -47,13 +46,13 @@ func serveMemory(t *testing.T, args []string) memFigures {
 	simDone := make(chan error, 1)
 	go func() { simDone <- sim.Wait() }()
 	defer stopProcess(t, sim, syscall.SIGINT, simDone)
-	simLog.WaitLine(t, 60*time.Second, "the simulator to be ready", "Stop with Ctrl-C")
+	simLog.AwaitLine(t, "the simulator to be ready", "Stop with Ctrl-C")
 
 	url, token, daemonLog, stop, pid := startServeBinary(t, releaseCabinet.Path(t), append(env, "CABINET_LOG_LEVEL=debug"))
 	defer stop()
 	// The start's pass over ES's lists (the names cache) first, then the searches: the figures
 	// are of the daemon at rest, and of it after searching.
-	daemonLog.WaitLine(t, 2*time.Minute, "the start's pass over the game names", "game names refreshed")
+	daemonLog.AwaitLine(t, "the start's pass over the game names", "game names refreshed")
 	c := mcpSession(t, url, token)
 	var f memFigures
 	f.start = procStatus(t, pid, "VmRSS", "VmHWM", "RssAnon", "RssFile")

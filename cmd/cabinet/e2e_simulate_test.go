@@ -6,7 +6,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/simulator"
@@ -33,7 +32,7 @@ func TestSimulateSystemEntities(t *testing.T) {
 	simDone := make(chan error, 1)
 	go func() { simDone <- sim.Wait() }()
 	defer stopProcess(t, sim, syscall.SIGINT, simDone)
-	simLog.WaitLine(t, 30*time.Second, "the simulator to be ready", "Stop with Ctrl-C")
+	simLog.AwaitLine(t, "the simulator to be ready", "Stop with Ctrl-C")
 	if !strings.Contains(simLog.String(), "batocera-audio (volume)") {
 		t.Errorf("simulate does not say where its system tools are:\n%s", simLog)
 	}
@@ -48,12 +47,12 @@ func TestSimulateSystemEntities(t *testing.T) {
 		{haentities.ComponentEvent, haentities.Controller},
 		{haentities.ComponentUpdate, haentities.OSUpdate},
 	} {
-		obs.WaitMsg(0, s.ConfigTopic(c.component, c.entity), "", 30*time.Second)
+		obs.AwaitMsg(0, s.ConfigTopic(c.component, c.entity), "")
 	}
-	obs.WaitLatest(s.StateTopic(haentities.Volume), "70", 30*time.Second)
-	obs.WaitLatest(s.StateTopic(haentities.Mute), haentities.OffState, 30*time.Second)
-	obs.WaitLatest(s.StateTopic(haentities.Controllers), "1", 30*time.Second)
-	if up := obs.WaitMsg(0, s.StateTopic(haentities.OSUpdate), "", 30*time.Second); !strings.Contains(up.Payload, `"installed_version":"42`) {
+	obs.AwaitLatest(s.StateTopic(haentities.Volume), "70")
+	obs.AwaitLatest(s.StateTopic(haentities.Mute), haentities.OffState)
+	obs.AwaitLatest(s.StateTopic(haentities.Controllers), "1")
+	if up := obs.AwaitMsg(0, s.StateTopic(haentities.OSUpdate), ""); !strings.Contains(up.Payload, `"installed_version":"42`) {
 		t.Errorf("OS update state %s, want Batocera 42 installed", up.Payload)
 	}
 
@@ -61,5 +60,5 @@ func TestSimulateSystemEntities(t *testing.T) {
 	if err := broker.Embedded().Publish(s.CommandTopic(haentities.Volume), []byte("40"), false); err != nil {
 		t.Fatal(err)
 	}
-	obs.WaitMsg(from, s.StateTopic(haentities.Volume), "40", 30*time.Second)
+	obs.AwaitMsg(from, s.StateTopic(haentities.Volume), "40")
 }

@@ -4,19 +4,12 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
-// deadline bounds every wait in these tests: long enough never to trip on a
-// loaded CI machine, short enough that a deadlock fails instead of hanging.
-const deadline = 10 * time.Second
-
-// testContext returns a context that ends at the test deadline.
-func testContext(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), deadline)
-	t.Cleanup(cancel)
-	return ctx
-}
+// testContext returns a context that ends at cabinettest.Deadline.
+func testContext(t *testing.T) context.Context { return cabinettest.Context(t) }
 
 // poll reports what is buffered on ch without waiting. Fake delivers every
 // due value before Advance returns, so an empty channel here is a real miss.
@@ -30,7 +23,7 @@ func poll(ch <-chan time.Time) (time.Time, bool) {
 }
 
 // finishes runs fn on its own goroutine and fails the test if it has not
-// returned by the deadline, so a deadlock shows as a failure, not a hang.
+// returned by cabinettest.Deadline, so a deadlock shows as a failure, not a hang.
 func finishes(t *testing.T, what string, fn func()) {
 	t.Helper()
 	done := make(chan struct{})
@@ -40,8 +33,8 @@ func finishes(t *testing.T, what string, fn func()) {
 	}()
 	select {
 	case <-done:
-	case <-time.After(deadline):
-		t.Fatalf("%s did not return within %v: deadlock?", what, deadline)
+	case <-time.After(cabinettest.Deadline):
+		t.Fatalf("%s did not return within %v: deadlock?", what, cabinettest.Deadline)
 	}
 }
 
@@ -51,8 +44,8 @@ func awaitTime(t *testing.T, what string, ch <-chan time.Time) time.Time {
 	select {
 	case v := <-ch:
 		return v
-	case <-time.After(deadline):
-		t.Fatalf("%s: nothing received within %v", what, deadline)
+	case <-time.After(cabinettest.Deadline):
+		t.Fatalf("%s: nothing received within %v", what, cabinettest.Deadline)
 		return time.Time{}
 	}
 }
@@ -96,8 +89,8 @@ func TestRealTickerAndAfterFunc(t *testing.T) {
 	Real{}.AfterFunc(time.Millisecond, func() { close(ran) })
 	select {
 	case <-ran:
-	case <-time.After(deadline):
-		t.Fatalf("AfterFunc did not run within %v", deadline)
+	case <-time.After(cabinettest.Deadline):
+		t.Fatalf("AfterFunc did not run within %v", cabinettest.Deadline)
 	}
 }
 

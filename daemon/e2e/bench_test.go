@@ -105,7 +105,7 @@ func timeHooks(b *testing.B, r *rig, runs int) (floor, wall, latency stats) {
 		from := r.obs.Mark()
 		start := time.Now()
 		w := spawn(b, r, args...)
-		m := r.obs.WaitMsg(from, r.topic("screensaver"), want, 10*time.Second)
+		m := r.obs.AwaitMsg(from, r.topic("screensaver"), want)
 		if i >= 0 {
 			fl, wl, lt = append(fl, f), append(wl, w), append(lt, m.At.Sub(start))
 		}

@@ -95,14 +95,15 @@ func (r *rig) eveningStates() {
 		r.t.Fatal(err)
 	}
 	r.waitScripts()
-	r.obs.WaitMsg(from, r.topic("screensaver"), "ON", 15*time.Second)
-	r.obs.WaitMsg(from, r.topic("activity"), "screensaver", 15*time.Second)
+	r.obs.AwaitMsg(from, r.topic("screensaver"), "ON")
+	r.obs.AwaitMsg(from, r.topic("activity"), "screensaver")
 	// The pictures come from their own parts of the daemon, at any moment
 	// after its start: the snapshot a test takes next must hold them.
-	cabinettest.WaitFor(r.t, 15*time.Second, "the pictures retained", r.obs.Changed, func() (bool, string) {
+	cabinettest.Await(r.t, "the pictures retained", r.obs.Changed, func() (bool, string) {
 		ret := r.cabinetRetained()
 		return ret[r.topic("artwork")] != "" && ret[r.topic("last_screenshot")] != "", "not yet"
 	})
+
 }
 
 // waitScripts waits until every event script ES fired has exited.
@@ -140,7 +141,7 @@ func (r *rig) waitRetainedLike(want map[string]string, d time.Duration) {
 	if want[r.status()] != "online" {
 		r.t.Fatalf("retained %s = %q before the fault, want online", r.status(), want[r.status()])
 	}
-	cabinettest.WaitFor(r.t, d, "the cabinet's retained topics back", r.obs.Changed, func() (bool, string) {
+	cabinettest.Await(r.t, "the cabinet's retained topics back", r.obs.Changed, func() (bool, string) {
 		got := r.cabinetRetained()
 		var diff []string
 		for topic, w := range want {
@@ -160,4 +161,5 @@ func (r *rig) waitRetainedLike(want map[string]string, d time.Duration) {
 		slices.Sort(diff)
 		return len(diff) == 0, fmt.Sprintf("%d of %d topics differ:\n%s", len(diff), len(want), lines(diff))
 	})
+
 }

@@ -32,13 +32,13 @@ func TestConfigEditedLive(t *testing.T) {
 			return !s.MQTTConnected && s.MQTTError != "" && s.ConfigError == ""
 		})
 		t.Logf("%s: wrong broker: status mqtt_error %q", kind, st.MQTTError)
-		r.obs.WaitMsg(from, r.status(), "offline", 10*time.Second)
+		r.obs.AwaitMsg(from, r.status(), "offline")
 
 		from = r.obs.Mark()
 		r.rewriteConfig("cabinet.mqtt.broker", good)
 		d.waitLogCount("configuration change applied", 2, 10*time.Second)
 		r.waitStatus("MQTT connected again", func(s daemon.Status) bool { return s.MQTTConnected && s.MQTTError == "" })
-		r.obs.WaitMsg(from, r.status(), "online", 10*time.Second)
+		r.obs.AwaitMsg(from, r.status(), "online")
 
 		from = r.obs.Mark()
 		r.rewriteConfig("cabinet.mqtt.broker", "not a broker url")
@@ -53,7 +53,7 @@ func TestConfigEditedLive(t *testing.T) {
 		// The last good configuration stays: a hook's state still reaches
 		// the good broker through the daemon.
 		r.hook("screensaver-start", "black")
-		r.obs.WaitMsg(from, r.topic("screensaver"), "ON", 10*time.Second)
+		r.obs.AwaitMsg(from, r.topic("screensaver"), "ON")
 		// A late copy of the reconnection's "online" may still arrive
 		// (the announce repeats it; the embedded broker records a message
 		// after its PUBACK): only a change is wrong.

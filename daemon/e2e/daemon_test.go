@@ -83,7 +83,7 @@ func (p *daemonProc) waitLog(s string, d time.Duration) {
 // waitLogCount waits until n lines of this daemon's log contain s.
 func (p *daemonProc) waitLogCount(s string, n int, d time.Duration) {
 	p.t.Helper()
-	cabinettest.WaitFor(p.t, d, fmt.Sprintf("%d daemon log line(s) with %q", n, s), p.log.Changed, func() (bool, string) {
+	cabinettest.Await(p.t, fmt.Sprintf("%d daemon log line(s) with %q", n, s), p.log.Changed, func() (bool, string) {
 		if p.log.Count(s) >= n {
 			return true, ""
 		}
@@ -92,6 +92,7 @@ func (p *daemonProc) waitLogCount(s string, n int, d time.Duration) {
 		}
 		return false, "log so far:\n" + p.log.Tail()
 	})
+
 }
 
 // kill9 SIGKILLs the daemon and waits until it is gone.

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon"
 	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
@@ -41,13 +40,14 @@ func TestDiskFull(t *testing.T) {
 			t.Fatal("40 sessions on a full disk, and the store never refused a write")
 		}
 		play(fmt.Sprintf("full%d_", round), 2)
-		cabinettest.WaitFor(t, 20*time.Second, "the sessions logged or the store refusing", r.logs.Changed, func() (bool, string) {
+		cabinettest.Await(t, "the sessions logged or the store refusing", r.logs.Changed, func() (bool, string) {
 			if full() {
 				return true, ""
 			}
 			st, err := r.daemonStatus()
 			return err == nil && st.Sessions == len(played), fmt.Sprintf("%+v %v", st, err)
 		})
+
 	}
 	// (bbolt reuses freed pages, so a commit or two may still go through
 	// on a full disk: how many sessions are stored by now varies.)
@@ -58,10 +58,11 @@ func TestDiskFull(t *testing.T) {
 	r.waitStatus("every session logged once space is back", func(s daemon.Status) bool {
 		return s.Sessions == len(played) && s.OutboxDepth == 0
 	})
-	cabinettest.WaitFor(t, 20*time.Second, "every session_end on the broker", r.obs.Changed, func() (bool, string) {
+	cabinettest.Await(t, "every session_end on the broker", r.obs.Changed, func() (bool, string) {
 		got := r.sessionEvents(from, "session_end")
 		return len(got) >= len(played), fmt.Sprintf("%d of %d", len(got), len(played))
 	})
+
 	var ended []string
 	for _, e := range r.sessionEvents(from, "session_end") {
 		ended = append(ended, e.Rom)
@@ -90,13 +91,14 @@ func TestDiskFull(t *testing.T) {
 		return s.Sessions == len(played) && s.OutboxDepth == 0
 	})
 	ended = nil
-	cabinettest.WaitFor(t, 20*time.Second, "their session_end on the broker", r.obs.Changed, func() (bool, string) {
+	cabinettest.Await(t, "their session_end on the broker", r.obs.Changed, func() (bool, string) {
 		ended = ended[:0]
 		for _, e := range r.sessionEvents(from, "session_end") {
 			ended = append(ended, e.Rom)
 		}
 		return len(ended) >= len(played)-before, fmt.Sprintf("%d of %d", len(ended), len(played)-before)
 	})
+
 	if !slices.Equal(ended, played[before:]) {
 		t.Errorf("session_end events after the hooks ran alone:\n%swant:\n%s", lines(ended), lines(played[before:]))
 	}

@@ -49,10 +49,11 @@ func TestHooksWhileDaemonDown(t *testing.T) {
 		if left := spoolFiles(t, r); len(left) != 0 {
 			t.Errorf("spool not drained: %q", left)
 		}
-		cabinettest.WaitFor(t, 15*time.Second, "every session_end on the broker", r.obs.Changed, func() (bool, string) {
+		cabinettest.Await(t, "every session_end on the broker", r.obs.Changed, func() (bool, string) {
 			got := r.sessionEvents(from, "session_end")
 			return len(got) >= len(played), fmt.Sprintf("%d of %d", len(got), len(played))
 		})
+
 		roms := func(typ string) []string {
 			var out []string
 			for _, e := range r.sessionEvents(from, typ) {

@@ -173,7 +173,7 @@ func TestHTTPMCPCheck(t *testing.T) {
 func (r *rig) mcpURL() string {
 	r.t.Helper()
 	var url string
-	cabinettest.WaitFor(r.t, 10*time.Second, `"MCP over HTTP listening" in the log`, r.logs.Changed, func() (bool, string) {
+	cabinettest.Await(r.t, `"MCP over HTTP listening" in the log`, r.logs.Changed, func() (bool, string) {
 		for _, l := range strings.Split(r.logs.String(), "\n") {
 			var line struct {
 				Message, URL string
@@ -185,6 +185,7 @@ func (r *rig) mcpURL() string {
 		}
 		return false, "no such line yet"
 	})
+
 	return url
 }
 

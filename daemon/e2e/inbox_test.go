@@ -28,19 +28,19 @@ func TestWrappersUseTheInbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.waitScripts()
-	r.obs.WaitMsg(from, r.topic("screensaver"), "ON", 15*time.Second)
+	r.obs.AwaitMsg(from, r.topic("screensaver"), "ON")
 	game := r.cab.Library.Games("nes")[0]
 	if err := r.cab.ES.Launch("nes", game.ID); err != nil {
 		t.Fatal(err)
 	}
-	r.obs.WaitMsg(from, r.topic("playing"), "ON", 15*time.Second)
+	r.obs.AwaitMsg(from, r.topic("playing"), "ON")
 	// A game runs a while: long enough for the watcher's quick polls to see
 	// it (a game of a few ms would end before the watcher's report of it).
 	<-time.After(1500 * time.Millisecond)
 	r.cab.ES.EndGame(0)
 	r.waitScripts()
-	r.obs.WaitMsg(from, r.topic("playing"), "OFF", 15*time.Second)
-	cabinettest.WaitFor(t, 15*time.Second, "the session logged", r.obs.Changed, func() (bool, string) {
+	r.obs.AwaitMsg(from, r.topic("playing"), "OFF")
+	cabinettest.Await(t, "the session logged", r.obs.Changed, func() (bool, string) {
 		n := len(r.sessionEvents(from, "session_end"))
 		return n == 1, "session_end events: " + strings.Repeat("x", n)
 	})
@@ -81,7 +81,7 @@ func TestDrainAfterStop(t *testing.T) {
 	if out, code, _ := runCabinet(t, r.env(), "hook", "--drain"); code != 0 || out != "" {
 		t.Fatalf("cabinet hook --drain: exit %d, output %q", code, out)
 	}
-	r.obs.WaitMsg(from, r.topic("screensaver"), "ON", 10*time.Second)
+	r.obs.AwaitMsg(from, r.topic("screensaver"), "ON")
 	if ents, _ := os.ReadDir(box); len(ents) != 0 {
 		t.Errorf("%d files left in the inbox after the drain", len(ents))
 	}

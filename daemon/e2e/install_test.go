@@ -33,10 +33,11 @@ func TestInstallKilledMidDownload(t *testing.T) {
 	}()
 	snes := r.cab.Path("/userdata/roms/snes")
 	stage := filepath.Join(snes, fmt.Sprintf(".cabinet-install-romm-%d", fakeromm.ROMCosmicCrusade))
-	cabinettest.WaitFor(t, 20*time.Second, "the install to start downloading", nil, func() (bool, string) {
+	cabinettest.Await(t, "the install to start downloading", nil, func() (bool, string) {
 		_, err := os.Stat(stage)
 		return err == nil, fmt.Sprint(err)
 	})
+
 	d.kill9()
 	if res := <-done; res.code == 0 {
 		t.Errorf("cabinet call library_install succeeded although its daemon was killed mid-download:\n%s", res.out)

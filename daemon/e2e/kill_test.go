@@ -82,11 +82,11 @@ func cycleWhileEventsFlow(t *testing.T, kind cabinettest.Kind, n int, stop func(
 		// The last will (or the clean stop) says offline. A hook that runs
 		// on its own right after may say online again, rightly: the cabinet
 		// is up, only the daemon is gone.
-		r.obs.WaitMsg(from, r.status(), "offline", 15*time.Second)
+		r.obs.AwaitMsg(from, r.status(), "offline")
 
 		from = r.obs.Mark()
 		d = r.startOnline()
-		r.obs.WaitMsg(from, r.status(), "online", 15*time.Second)
+		r.obs.AwaitMsg(from, r.status(), "online")
 		after, err := r.daemonStatus()
 		if err != nil {
 			t.Fatalf("stop %d: status after the restart: %v", i, err)
@@ -104,7 +104,7 @@ func cycleWhileEventsFlow(t *testing.T, kind cabinettest.Kind, n int, stop func(
 		return s.Sessions == len(played) && s.OutboxDepth == 0
 	})
 	published := map[string]int{}
-	cabinettest.WaitFor(t, 20*time.Second, "a session_end on the broker for every session", r.obs.Changed, func() (bool, string) {
+	cabinettest.Await(t, "a session_end on the broker for every session", r.obs.Changed, func() (bool, string) {
 		clear(published)
 		for _, e := range r.sessionEvents(0, "session_end") {
 			published[e.Game]++
@@ -116,6 +116,7 @@ func cycleWhileEventsFlow(t *testing.T, kind cabinettest.Kind, n int, stop func(
 		}
 		return true, ""
 	})
+
 	if code := d.term(); code != 0 {
 		t.Errorf("exit code %d after SIGTERM", code)
 	}

@@ -22,14 +22,14 @@ func TestCleanStop(t *testing.T) {
 		d := r.startOnline()
 		from := r.obs.Mark()
 		r.hook("game-start", "/userdata/roms/nes/Stop.nes", "Stop", "Stop Test")
-		r.obs.WaitMsg(from, r.topic("activity"), "playing", 10*time.Second)
+		r.obs.AwaitMsg(from, r.topic("activity"), "playing")
 
 		from = r.obs.Mark()
 		if code := d.term(); code != 0 {
 			t.Errorf("cabinet serve exit code after SIGTERM = %d, want 0", code)
 		}
-		r.obs.WaitMsg(from, r.status(), "offline", 10*time.Second)
-		r.obs.WaitMsg(from, r.topic("activity"), "off", 10*time.Second)
+		r.obs.AwaitMsg(from, r.status(), "offline")
+		r.obs.AwaitMsg(from, r.topic("activity"), "off")
 		ret := r.obs.Retained()
 		for topic, want := range map[string]string{r.status(): "offline", r.topic("activity"): "off"} {
 			if got := ret[topic]; got != want {

@@ -25,14 +25,14 @@ func TestHTTPAddressTaken(t *testing.T) {
 	r.d = startDaemon(t, append(r.env(), "CABINET_MCP_LISTEN="+taken), r.logs)
 	r.d.waitLog("cabinet serve started", 20*time.Second)
 	const unavailable = "MCP over HTTP is not available"
-	line := r.d.log.WaitLine(t, 10*time.Second, "the taken address reported", unavailable)
+	line := r.d.log.AwaitLine(t, "the taken address reported", unavailable)
 	if !strings.Contains(line, taken) || !strings.Contains(line, "cabinet.mcp.listen") {
 		t.Errorf("log line %s\nwant the address %s and the key cabinet.mcp.listen", line, taken)
 	}
 
 	from := r.obs.Mark()
 	r.hook("screensaver-start", "black")
-	r.obs.WaitMsg(from, r.topic("screensaver"), "ON", 10*time.Second)
+	r.obs.AwaitMsg(from, r.topic("screensaver"), "ON")
 
 	doc := r.doctorCheck("daemon")
 	if doc.Status != "warn" || !strings.Contains(doc.Detail, taken) || !strings.Contains(doc.Detail, "cabinet.mcp.listen") {

@@ -30,10 +30,9 @@ func TestGamePicturesAndDetails(t *testing.T) {
 	cabinettest.EachBroker(t, func(t *testing.T, kind cabinettest.Kind) {
 		r := newRig(t, startBroker(t, kind))
 		d := r.startOnline()
-		wait := 15 * time.Second
 		art := r.topic(haentities.Artwork)
 		placeholder := base64.StdEncoding.EncodeToString(artwork.Placeholder())
-		r.obs.WaitLatest(art, placeholder, wait)
+		r.obs.AwaitLatest(art, placeholder)
 		r.cab.ES.Start() // ES's start event: the cabinet event entity gets one
 		ctx := context.Background()
 		play := func(name string) {
@@ -41,13 +40,12 @@ func TestGamePicturesAndDetails(t *testing.T) {
 			for _, g := range r.cab.Library.Games("nes") {
 				if strings.HasPrefix(g.Name, name) {
 					// ES's UI takes a moment to come back after a game.
-					deadline := time.Now().Add(wait)
-					for err := r.cab.ES.Launch("nes", g.ID); err != nil; err = r.cab.ES.Launch("nes", g.ID) {
-						if time.Now().After(deadline) {
-							t.Fatal(err)
+					cabinettest.Await(t, "ES to take the launch of "+name, nil, func() (bool, string) {
+						if err := r.cab.ES.Launch("nes", g.ID); err != nil {
+							return false, err.Error()
 						}
-						time.Sleep(20 * time.Millisecond)
-					}
+						return true, ""
+					})
 					if err := r.cab.WaitRunning(ctx); err != nil {
 						t.Fatal(err)
 					}
@@ -55,7 +53,7 @@ func TestGamePicturesAndDetails(t *testing.T) {
 					// the watcher's) before the game ends: a game that ends
 					// within milliseconds, before ES's own game-start hook
 					// arrives, is two sessions to the tracker.
-					cabinettest.WaitFor(t, wait, name+" playing", r.obs.Changed, func() (bool, string) {
+					cabinettest.Await(t, name+" playing", r.obs.Changed, func() (bool, string) {
 						last := ""
 						for _, m := range r.obs.Since(0) {
 							if m.Topic == r.topic(haentities.NowPlaying) {
@@ -64,7 +62,8 @@ func TestGamePicturesAndDetails(t *testing.T) {
 						}
 						return strings.HasPrefix(last, name), "now playing " + last
 					})
-					time.Sleep(time.Second)
+
+					time.Sleep(time.Second) // a second of play: the session's length, not a synchronisation
 					return
 				}
 			}
@@ -79,7 +78,7 @@ func TestGamePicturesAndDetails(t *testing.T) {
 
 		from := r.obs.Mark()
 		play("The Legend of Zelda")
-		cabinettest.WaitFor(t, wait, "Zelda's details in now_playing's attributes", r.obs.Changed, func() (bool, string) {
+		cabinettest.Await(t, "Zelda's details in now_playing's attributes", r.obs.Changed, func() (bool, string) {
 			last := ""
 			for _, m := range r.obs.Since(from) {
 				if m.Topic != r.topic("now_playing/attributes") {
@@ -96,9 +95,10 @@ func TestGamePicturesAndDetails(t *testing.T) {
 			}
 			return false, last
 		})
-		m := r.obs.WaitMsg(from, art, "", wait)
+
+		m := r.obs.AwaitMsg(from, art, "")
 		for m.Payload == placeholder { // the idle picture may come first
-			m = r.obs.WaitMsg(from+1, art, "", wait)
+			m = r.obs.AwaitMsg(from+1, art, "")
 			from++
 		}
 		pic, err := base64.StdEncoding.DecodeString(m.Payload)
@@ -110,12 +110,12 @@ func TestGamePicturesAndDetails(t *testing.T) {
 			t.Errorf("Zelda's artwork: %d×%d, %d bytes, %v", cfg.Width, cfg.Height, len(pic), err)
 		}
 		end()
-		r.obs.WaitLatest(art, placeholder, wait)
+		r.obs.AwaitLatest(art, placeholder)
 
 		from = r.obs.Mark()
 		play("Contra")
-		r.obs.WaitMsg(from, r.topic(haentities.NowPlaying), "", wait)
-		r.logs.WaitLine(t, wait, "Contra's pictures refused", "no artwork for the game")
+		r.obs.AwaitMsg(from, r.topic(haentities.NowPlaying), "")
+		r.logs.AwaitLine(t, "Contra's pictures refused", "no artwork for the game")
 		if line, _ := r.logs.Line("no artwork for the game"); !strings.Contains(line, "too large") {
 			t.Errorf("the reason logged: %s", line)
 		}
@@ -126,10 +126,11 @@ func TestGamePicturesAndDetails(t *testing.T) {
 		}
 		end()
 		// Both sessions logged (about 3 s after their end), then the stop.
-		cabinettest.WaitFor(t, wait, "two session_end events", r.obs.Changed, func() (bool, string) {
+		cabinettest.Await(t, "two session_end events", r.obs.Changed, func() (bool, string) {
 			n := len(r.sessionEvents(0, "session_end"))
 			return n == 2, fmt.Sprintf("%d so far", n)
 		})
+
 		d.term()
 		if kind == cabinettest.Embedded {
 			cabinettest.ValidateCapture(t, fmt.Sprintf("pictures on %s", kind), r.broker.Embedded().Capture())

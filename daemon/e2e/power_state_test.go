@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
@@ -20,20 +19,19 @@ func TestPowerStateLifecycle(t *testing.T) {
 	cabinettest.EachBroker(t, func(t *testing.T, kind cabinettest.Kind) {
 		r := newRig(t, startBroker(t, kind))
 		power := r.topic(haentities.PowerState)
-		wait := 15 * time.Second
 
 		// Shutdown: ES's quit shutdown and shutdown events through the
 		// wrappers, then Batocera stops the service.
 		d := r.startOnline()
-		r.obs.WaitLatest(power, haentities.PowerRunning, wait)
+		r.obs.AwaitLatest(power, haentities.PowerRunning)
 		from := r.obs.Mark()
 		r.hook("quit", "shutdown")
-		r.obs.WaitMsg(from, power, haentities.PowerShuttingDown, wait)
+		r.obs.AwaitMsg(from, power, haentities.PowerShuttingDown)
 		from = r.obs.Mark()
 		d.term()
 		// ES's quit shutdown already said offline (the cabinet is going
 		// down); the stop publishes off, then its own offline, last.
-		cabinettest.WaitFor(t, wait, "off, then offline", r.obs.Changed, func() (bool, string) {
+		cabinettest.Await(t, "off, then offline", r.obs.Changed, func() (bool, string) {
 			var order []string
 			offSeen, offlineAfter := false, false
 			for _, m := range r.obs.Since(from) {
@@ -51,10 +49,10 @@ func TestPowerStateLifecycle(t *testing.T) {
 
 		// An upgrade: a stop with no shutdown under way.
 		d = r.startOnline()
-		r.obs.WaitLatest(power, haentities.PowerRunning, wait)
+		r.obs.AwaitLatest(power, haentities.PowerRunning)
 		from = r.obs.Mark()
 		d.term()
-		r.obs.WaitMsg(from, power, haentities.PowerStopped, wait)
+		r.obs.AwaitMsg(from, power, haentities.PowerStopped)
 		for _, m := range r.obs.Since(from) {
 			if m.Topic == power && m.Payload == haentities.PowerOff {
 				t.Errorf("a stop without a shutdown published off")
@@ -63,24 +61,25 @@ func TestPowerStateLifecycle(t *testing.T) {
 
 		// kill -9: the last value stays, the last will says offline.
 		d = r.startOnline()
-		r.obs.WaitLatest(power, haentities.PowerRunning, wait)
+		r.obs.AwaitLatest(power, haentities.PowerRunning)
 		from = r.obs.Mark()
 		d.kill9()
-		r.obs.WaitMsg(from, r.status(), haentities.Offline, wait)
+		r.obs.AwaitMsg(from, r.status(), haentities.Offline)
 		if got := r.obs.Retained()[power]; got != haentities.PowerRunning {
 			t.Errorf("after kill -9 power_state is %q, want the last value %q", got, haentities.PowerRunning)
 		}
 
 		// The broker loses everything: running comes back with the rest.
 		d = r.startOnline()
-		r.obs.WaitLatest(power, haentities.PowerRunning, wait)
+		r.obs.AwaitLatest(power, haentities.PowerRunning)
 		r.broker.Restart(t)
 		r.obs.Reconnect()
-		cabinettest.WaitFor(t, 30*time.Second, "power_state and online retained again", r.obs.Changed, func() (bool, string) {
+		cabinettest.Await(t, "power_state and online retained again", r.obs.Changed, func() (bool, string) {
 			ret := r.obs.Retained()
 			return ret[power] == haentities.PowerRunning && ret[r.status()] == haentities.Online,
 				"power_state " + ret[power] + ", status " + ret[r.status()]
 		})
+
 		d.term()
 	})
 }

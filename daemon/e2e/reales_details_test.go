@@ -49,7 +49,7 @@ func TestRealESGameDetails(t *testing.T) {
 		}
 		return true, ""
 	}
-	cabinettest.WaitFor(t, esWait, "now_playing's attributes with ES's metadata", x.obs.Changed, func() (bool, string) {
+	cabinettest.Await(t, "now_playing's attributes with ES's metadata", x.obs.Changed, func() (bool, string) {
 		last := "(none)"
 		for _, m := range x.obs.Since(from) {
 			if m.Topic == x.topic("now_playing/attributes") {
@@ -62,7 +62,8 @@ func TestRealESGameDetails(t *testing.T) {
 		}
 		return false, last
 	})
-	cabinettest.WaitFor(t, esWait, "the session_end with ES's metadata", x.obs.Changed, func() (bool, string) {
+
+	cabinettest.Await(t, "the session_end with ES's metadata", x.obs.Changed, func() (bool, string) {
 		last := "(none)"
 		for _, m := range x.obs.Since(from) {
 			if m.Topic == x.topic("game_session") && strings.Contains(m.Payload, `"session_end"`) {
@@ -75,5 +76,6 @@ func TestRealESGameDetails(t *testing.T) {
 		}
 		return false, last
 	})
+
 	x.checkPath()
 }

@@ -43,7 +43,7 @@ func TestRealESInstalledGameKeepsItsMetadata(t *testing.T) {
 	waitGame := func() es.Game {
 		t.Helper()
 		var g es.Game
-		cabinettest.WaitFor(t, esWait, "ES to list the new game", nil, func() (bool, string) {
+		cabinettest.Await(t, "ES to list the new game", nil, func() (bool, string) {
 			var err error
 			g, err = c.GameLocal(ctx, reales.SystemSNES, id)
 			if errors.Is(err, es.ErrNotFound) {
@@ -54,6 +54,7 @@ func TestRealESInstalledGameKeepsItsMetadata(t *testing.T) {
 			}
 			return true, ""
 		})
+
 		return g
 	}
 	if g := waitGame(); g.Name != "Cosmic Crusade (USA)" {
@@ -85,7 +86,7 @@ func TestRealESInstalledGameKeepsItsMetadata(t *testing.T) {
 		}
 	}
 	check("right after:")
-	real.Restart(esWait)
+	real.Restart()
 	check("after ES restarted:")
 	t.Logf("ES keeps the cover at the scraper's path; metadata in gamelist.xml")
 }

@@ -108,7 +108,7 @@ func (s swissknifeES) EmuKill(ctx context.Context) error {
 		return err
 	}
 	if s.real != nil {
-		s.real.EndGame(esWait)
+		s.real.EndGame()
 	}
 	return nil
 }
@@ -142,9 +142,10 @@ func (p *powerES) quitEvents() []string {
 // waitExit waits until ES has exited.
 func (p *powerES) waitExit(after string) {
 	p.t.Helper()
-	cabinettest.WaitFor(p.t, esWait, "EmulationStation to exit after "+after, nil, func() (bool, string) {
+	cabinettest.Await(p.t, "EmulationStation to exit after "+after, nil, func() (bool, string) {
 		return !p.real.Running(), p.real.LogTail()
 	})
+
 }
 
 // stop stops ES and checks that the stubs that ran are exactly want (and
@@ -173,8 +174,8 @@ func TestRealESPowerReboot(t *testing.T) {
 	defer cancel()
 	rom := p.real.ROM(reales.SystemNES, reales.ROMPlain)
 	p.real.Launch(rom)
-	p.real.WaitStarted(esWait)
-	cabinettest.WaitFor(t, esWait, "ES's /runningGame to show the game", nil, func() (bool, string) {
+	p.real.WaitStarted()
+	cabinettest.Await(t, "ES's /runningGame to show the game", nil, func() (bool, string) {
 		g, err := p.c.RunningGame(ctx)
 		return err == nil && g != nil, fmt.Sprint(g, err)
 	})
@@ -203,7 +204,7 @@ func TestRealESPowerReboot(t *testing.T) {
 	}
 	p.waitExit("GET /restart")
 	want := []string{"power.sh|quit reboot", "quit/power|reboot", "power.sh|reboot", "reboot/power|"}
-	cabinettest.WaitFor(t, esWait, "ES's reboot events at its scripts", nil, func() (bool, string) {
+	cabinettest.Await(t, "ES's reboot events at its scripts", nil, func() (bool, string) {
 		got := p.quitEvents()
 		for _, w := range want {
 			if !slices.Contains(got, w) {
@@ -212,6 +213,7 @@ func TestRealESPowerReboot(t *testing.T) {
 		}
 		return true, ""
 	})
+
 	p.stop("batocera-es-swissknife --emukill", "batocera-es-swissknife --emukill", "shutdown -r now")
 }
 
@@ -248,7 +250,7 @@ func TestRealESPowerShutdown(t *testing.T) {
 	default: // a build with Batocera's patch
 		p.waitExit("GET /shutdown")
 		want := []string{"power.sh|quit shutdown", "quit/power|shutdown", "power.sh|shutdown", "shutdown/power|"}
-		cabinettest.WaitFor(t, esWait, "ES's shutdown events at its scripts", nil, func() (bool, string) {
+		cabinettest.Await(t, "ES's shutdown events at its scripts", nil, func() (bool, string) {
 			got := p.quitEvents()
 			for _, w := range want {
 				if !slices.Contains(got, w) {
@@ -257,6 +259,7 @@ func TestRealESPowerShutdown(t *testing.T) {
 			}
 			return true, ""
 		})
+
 		p.stop("shutdown -P -h now")
 	}
 }
@@ -276,10 +279,11 @@ func TestRealESPowerRestartES(t *testing.T) {
 		t.Errorf("sent %s, want GET /quit", got)
 	}
 	p.waitExit("GET /quit")
-	cabinettest.WaitFor(t, esWait, "ES's quit event at its scripts", nil, func() (bool, string) {
+	cabinettest.Await(t, "ES's quit event at its scripts", nil, func() (bool, string) {
 		got := p.quitEvents()
 		return slices.Contains(got, "power.sh|quit") && slices.Contains(got, "quit/power|"), fmt.Sprintf("got %q", got)
 	})
+
 	for _, l := range p.quitEvents() {
 		if strings.Contains(l, "reboot") || strings.Contains(l, "shutdown") {
 			t.Errorf("a plain quit fired %q", l)

@@ -31,15 +31,15 @@ func TestRealStackCaptureValidates(t *testing.T) {
 		}
 	}
 	send(haentities.Volume, "40")
-	x.obs.WaitMsg(from, x.topic(haentities.Volume), "40", esWait)
+	x.obs.AwaitMsg(from, x.topic(haentities.Volume), "40")
 	send(haentities.Mute, haentities.OnState)
-	x.obs.WaitMsg(from, x.topic(haentities.Mute), haentities.OnState, esWait)
+	x.obs.AwaitMsg(from, x.topic(haentities.Mute), haentities.OnState)
 	if err := x.cab.Input.Connect("Pro Controller", "a0:ab:51:00:00:02", 35); err != nil {
 		t.Fatal(err)
 	}
-	x.obs.WaitMsg(from, x.topic(haentities.Controllers), "2", esWait)
-	x.obs.WaitMsg(from, x.topic(haentities.Controller), `{"event_type":"connected","name":"Pro Controller"}`, esWait)
+	x.obs.AwaitMsg(from, x.topic(haentities.Controllers), "2")
+	x.obs.AwaitMsg(from, x.topic(haentities.Controller), `{"event_type":"connected","name":"Pro Controller"}`)
 	x.d.term()
-	x.obs.WaitMsg(from, x.topic(haentities.PowerState), haentities.PowerStopped, esWait)
+	x.obs.AwaitMsg(from, x.topic(haentities.PowerState), haentities.PowerStopped)
 	cabinettest.ValidateCapture(t, "real stack", x.broker.Embedded().Capture())
 }

@@ -108,13 +108,15 @@ func bothPaths(t *testing.T, opts reales.Options, longInbox bool, scenario func(
 // it with escaping backslashes). Both of ES's hooks and both configgen
 // calls were recorded once. The inbox run is the -short smoke test.
 func TestRealESGame(t *testing.T) {
+	cabinettest.Long(t, "a game through the real ES on both paths")
 	bothPaths(t, reales.Options{}, false, func(t *testing.T, x *realRig) {
 		x.playGame(reales.SystemNES, reales.ROMSpaces, "Super Mario Bros. (World)", false)
 		for _, c := range [][2]string{{"game-start", "es"}, {"game-start", "configgen"}, {"game-end", "es"}, {"game-end", "configgen"}} {
-			cabinettest.WaitFor(t, esWait, c[0]+" from "+c[1]+" recorded", nil, func() (bool, string) {
+			cabinettest.Await(t, c[0]+" from "+c[1]+" recorded", nil, func() (bool, string) {
 				n := x.hookRuns(c[0], c[1])
 				return n == 1, fmt.Sprintf("recorded %d time(s), want 1", n)
 			})
+
 		}
 	})
 }
@@ -172,12 +174,12 @@ func TestRealESMarioWatcherOnly(t *testing.T) {
 func TestRealESScreensaver(t *testing.T) {
 	bothPaths(t, reales.Options{ScreensaverTime: time.Second}, true, func(t *testing.T, x *realRig) {
 		from := x.obs.Mark()
-		x.obs.WaitMsg(from, x.topic("screensaver"), "ON", esWait)
-		x.obs.WaitMsg(from, x.topic("activity"), "screensaver", esWait)
+		x.obs.AwaitMsg(from, x.topic("screensaver"), "ON")
+		x.obs.AwaitMsg(from, x.topic("activity"), "screensaver")
 		x.waitCabinetEvent(from, "sleep")
 		from = x.obs.Mark()
 		x.playGame(reales.SystemNES, reales.ROMPlain, "Tetris", false)
-		x.obs.WaitMsg(from, x.topic("screensaver"), "OFF", esWait)
+		x.obs.AwaitMsg(from, x.topic("screensaver"), "OFF")
 	})
 }
 
@@ -190,11 +192,11 @@ func TestRealESQuit(t *testing.T) {
 	bothPaths(t, reales.Options{}, true, func(t *testing.T, x *realRig) {
 		from := x.obs.Mark()
 		start := time.Now()
-		x.es.Quit(esWait)
+		x.es.Quit()
 		// With the daemon up ES takes seconds more to exit: its HTTP server's
 		// workers wait out the daemon's kept-alive connection.
 		t.Logf("ES exited %v after GET /quit", time.Since(start).Round(time.Millisecond))
-		x.obs.WaitMsg(from, x.topic("activity"), "off", esWait)
+		x.obs.AwaitMsg(from, x.topic("activity"), "off")
 		x.waitCabinetEvent(from, "quit")
 		if n := x.hookRuns("quit", ""); n != 1 {
 			t.Errorf("the quit root script ran the binary %d time(s), want 1:\n%s", n, x.hookLog())
@@ -220,31 +222,33 @@ func (x *realRig) playGame(system, file, name string, endsItself bool) {
 	rom := x.es.ROM(system, file)
 	from := x.obs.Mark()
 	x.es.Launch(rom)
-	x.obs.WaitMsg(from, x.topic("playing"), "ON", esWait)
-	x.es.WaitStarted(esWait)
-	cabinettest.WaitFor(x.t, esWait, "ES's /runningGame to show "+file, nil, func() (bool, string) {
+	x.obs.AwaitMsg(from, x.topic("playing"), "ON")
+	x.es.WaitStarted()
+	cabinettest.Await(x.t, "ES's /runningGame to show "+file, nil, func() (bool, string) {
 		got, err := x.es.RunningGame()
 		if err != nil {
 			return false, err.Error()
 		}
 		return got == rom, "running: " + got
 	})
+
 	if x.d != nil {
 		// The watcher's quick polls after the hooks' game-start: a game
 		// that ended before they looked would not show it was seen.
 		<-time.After(1500 * time.Millisecond)
 	}
 	if endsItself {
-		x.es.WaitEnded(esWait)
+		x.es.WaitEnded()
 	} else {
-		x.es.EndGame(esWait)
+		x.es.EndGame()
 	}
-	x.obs.WaitMsg(from, x.topic("playing"), "OFF", esWait)
+	x.obs.AwaitMsg(from, x.topic("playing"), "OFF")
 	var ends []sessionEvent
-	cabinettest.WaitFor(x.t, esWait, "one session_end for "+file, x.obs.Changed, func() (bool, string) {
+	cabinettest.Await(x.t, "one session_end for "+file, x.obs.Changed, func() (bool, string) {
 		ends = x.sessionEvents(from, "session_end")
 		return len(ends) == 1, "session_end events:\n" + lines(ends)
 	})
+
 	if name == "" {
 		name = strings.TrimSuffix(file, filepath.Ext(file))
 	}
@@ -261,7 +265,7 @@ func (x *realRig) playGame(system, file, name string, endsItself bool) {
 // waitCabinetEvent waits for the cabinet event entity to fire typ.
 func (x *realRig) waitCabinetEvent(from int, typ string) {
 	x.t.Helper()
-	cabinettest.WaitFor(x.t, esWait, "the cabinet's "+typ+" event", x.obs.Changed, func() (bool, string) {
+	cabinettest.Await(x.t, "the cabinet's "+typ+" event", x.obs.Changed, func() (bool, string) {
 		var got []string
 		for _, m := range x.obs.Since(from) {
 			if m.Topic == x.topic("cabinet") {
@@ -273,6 +277,7 @@ func (x *realRig) waitCabinetEvent(from int, typ string) {
 		}
 		return false, "cabinet events since the mark:\n" + lines(got)
 	})
+
 }
 
 // hookLog is what the binary logged (cabinet.log under the state dir; the
@@ -309,10 +314,11 @@ func (x *realRig) hookRuns(ev, src string) int {
 func (x *realRig) checkPath() {
 	x.t.Helper()
 	box := x.cab.Path("/var/run/cabinet/inbox")
-	cabinettest.WaitFor(x.t, esWait, "an empty inbox", nil, func() (bool, string) {
+	cabinettest.Await(x.t, "an empty inbox", nil, func() (bool, string) {
 		ents, _ := os.ReadDir(box)
 		return len(ents) == 0, "files left: " + lines(ents)
 	})
+
 	log := x.hookLog()
 	var runs []string
 	for _, l := range strings.Split(log, "\n") {

@@ -169,13 +169,14 @@ func TestRemoteTLSFiles(t *testing.T) {
 	certPEM, keyPEM = ca.issue(t, 2)
 	replace(t, keyFile, keyPEM)
 	replace(t, certFile, certPEM)
-	cabinettest.WaitFor(t, 10*time.Second, "the renewed certificate at the next handshake", nil, func() (bool, string) {
+	cabinettest.Await(t, "the renewed certificate at the next handshake", nil, func() (bool, string) {
 		leaf, err := served(addr, "127.0.0.1", ca.pool)
 		if err != nil {
 			return false, err.Error()
 		}
 		return leaf.SerialNumber.Int64() == 2, fmt.Sprintf("serial %d", leaf.SerialNumber.Int64())
 	})
+
 	secure := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.pool}}}
 	if got, err := initializeWith(secure, base+"/mcp", token); err != nil || got.status != 200 {
 		t.Errorf("https after the renewal: %v %+v, want 200", err, got)

@@ -147,7 +147,7 @@ func (r *rig) daemonStatus() (daemon.Status, error) {
 func (r *rig) waitStatus(what string, ok func(daemon.Status) bool) daemon.Status {
 	r.t.Helper()
 	var st daemon.Status
-	cabinettest.WaitFor(r.t, 20*time.Second, "daemon status: "+what, r.logs.Changed, func() (bool, string) {
+	cabinettest.Await(r.t, "daemon status: "+what, r.logs.Changed, func() (bool, string) {
 		var err error
 		st, err = r.daemonStatus()
 		if err != nil {
@@ -155,6 +155,7 @@ func (r *rig) waitStatus(what string, ok func(daemon.Status) bool) daemon.Status
 		}
 		return ok(st), fmt.Sprintf("%+v", st)
 	})
+
 	return st
 }
 

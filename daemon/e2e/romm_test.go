@@ -23,6 +23,7 @@ import (
 // play history: the game RomM has (found by the file's hashes) with its
 // rom_id, once, and a game RomM does not have is kept unmatched, not sent.
 func TestRomMPlaySessions(t *testing.T) {
+	cabinettest.Long(t, "whole seconds of real play time for RomM")
 	r := newRigWith(t, nil, simulator.Options{RomM: true}, "cabinet.romm.token_file=")
 	fr := r.cab.RomM
 	// Paired while the daemon runs: it picks the pairing up live.
@@ -37,7 +38,7 @@ func TestRomMPlaySessions(t *testing.T) {
 	name := "Alpha Quest"
 	r.hook(append([]string{"game-start"}, esevents.GameStartArgs(rom, name)...)...)
 	// While it runs, RomM shows it as the cabinet's activity.
-	cabinettest.WaitFor(t, 20*time.Second, "RomM's activity shows the game", nil, func() (bool, string) {
+	cabinettest.Await(t, "RomM's activity shows the game", nil, func() (bool, string) {
 		for _, a := range fr.Active() {
 			if a.ROMID == fakeromm.ROMAlphaQuest && a.DeviceID != "" {
 				return true, ""
@@ -45,20 +46,23 @@ func TestRomMPlaySessions(t *testing.T) {
 		}
 		return false, fmt.Sprintf("%+v", fr.Heartbeats())
 	})
+
 	time.Sleep(1100 * time.Millisecond) // RomM keeps whole seconds: a session of at least one
 	r.hook("game-end")
-	cabinettest.WaitFor(t, 20*time.Second, "RomM's activity cleared after the game", nil, func() (bool, string) {
+	cabinettest.Await(t, "RomM's activity cleared after the game", nil, func() (bool, string) {
 		return len(fr.Active()) == 0, fmt.Sprintf("%+v", fr.Active())
 	})
+
 	other := "/userdata/roms/nes/Homebrew_Not_In_RomM.nes"
 	r.hook(append([]string{"game-start"}, esevents.GameStartArgs(other, "Homebrew")...)...)
 	time.Sleep(1100 * time.Millisecond)
 	r.hook("game-end")
 
-	cabinettest.WaitFor(t, 30*time.Second, "RomM receives the session", nil, func() (bool, string) {
+	cabinettest.Await(t, "RomM receives the session", nil, func() (bool, string) {
 		got := fr.PlaySessions()
 		return len(got) >= 1, fmt.Sprintf("%+v", got)
 	})
+
 	// The unmatched one is not sent later either.
 	time.Sleep(2 * time.Second)
 	got := fr.PlaySessions()
@@ -88,6 +92,7 @@ func TestRomMPlaySessions(t *testing.T) {
 // (nothing calls RomM on ES's path); `cabinet romm sync` sends it. A session
 // from before the pairing goes only after `cabinet romm backfill`.
 func TestRomMSyncAndBackfill(t *testing.T) {
+	cabinettest.Long(t, "whole seconds of real play time for RomM")
 	r := newRigWith(t, nil, simulator.Options{RomM: true}, "cabinet.romm.token_file=")
 	fr := r.cab.RomM
 	rom := r.cab.RomMGamePath()
@@ -170,9 +175,10 @@ func TestRomMOutageCrashAndRevokedToken(t *testing.T) {
 	fr.FailWrites(0)
 	fr.SetFaults(fakeromm.Faults{Path: "/api/play-sessions", LatencyAfter: 5 * time.Second})
 	d = r.start()
-	cabinettest.WaitFor(t, 20*time.Second, "RomM to take the batch", nil, func() (bool, string) {
+	cabinettest.Await(t, "RomM to take the batch", nil, func() (bool, string) {
 		return len(fr.PlaySessions()) == n, fmt.Sprintf("%d sessions", len(fr.PlaySessions()))
 	})
+
 	d.kill9()
 	fr.SetFaults(fakeromm.Faults{})
 	r.start()
@@ -258,7 +264,7 @@ func TestRomMDeviceForgotten(t *testing.T) {
 		r.hook(append([]string{"game-start"}, esevents.GameStartArgs(r.cab.RomMGamePath(), "Alpha Quest")...)...)
 	}
 	play()
-	cabinettest.WaitFor(t, 20*time.Second, "RomM to show the game under the cabinet's new device", nil, func() (bool, string) {
+	cabinettest.Await(t, "RomM to show the game under the cabinet's new device", nil, func() (bool, string) {
 		for _, a := range fr.Active() {
 			if a.DeviceID != "" && a.DeviceID != first {
 				return true, ""
@@ -266,6 +272,7 @@ func TestRomMDeviceForgotten(t *testing.T) {
 		}
 		return false, fmt.Sprintf("active %+v, devices %+v", fr.Active(), fr.Devices())
 	})
+
 	st := r.waitStatus("the re-registration noted", func(s daemon.Status) bool { return s.RomM != nil && s.RomM.Device != "" })
 	if st.RomM.DeviceProblem || !strings.Contains(st.RomM.Device, "registered again as device") {
 		t.Errorf("status: %+v", st.RomM)

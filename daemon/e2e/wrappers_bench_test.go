@@ -165,11 +165,11 @@ func measure(rows []benchRow, runs int, rotate bool) {
 // publishes only the state they end in, ON again, which is no change.
 func latency(b *testing.B, r *rig, on, _ string) func() time.Duration {
 	return func() time.Duration {
-		r.obs.WaitLatest(r.topic("screensaver"), "OFF", 10*time.Second)
+		r.obs.AwaitLatest(r.topic("screensaver"), "OFF")
 		from := r.obs.Mark()
 		start := time.Now()
 		timeCmd(b, r, "/bin/sh", on, "dim")
-		m := r.obs.WaitMsg(from, r.topic("screensaver"), "ON", 10*time.Second)
+		m := r.obs.AwaitMsg(from, r.topic("screensaver"), "ON")
 		return m.At.Sub(start)
 	}
 }

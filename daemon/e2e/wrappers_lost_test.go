@@ -98,13 +98,14 @@ func TestServiceStopMidBurst(t *testing.T) {
 		t.Errorf("left in the inbox after the service stopped: %v", names)
 	}
 	// The last state wrappers set is what the broker holds, daemon or not.
-	r.obs.WaitMsg(0, r.topic("screensaver"), "OFF", 15*time.Second)
+	r.obs.AwaitMsg(0, r.topic("screensaver"), "OFF")
 }
 
 // TestTwentyWrappersAtOnce: 20 wrappers at once with the daemon up — a
 // game's launch with a restless player — and each event is taken from the
 // inbox once: one session, logged once.
 func TestTwentyWrappersAtOnce(t *testing.T) {
+	cabinettest.Long(t, "twenty wrappers at once")
 	t.Parallel()
 	r := newRig(t, startBroker(t, cabinettest.Embedded))
 	d := r.startOnline()
@@ -133,9 +134,10 @@ func TestTwentyWrappersAtOnce(t *testing.T) {
 	if err := run("game-end").Wait(); err != nil {
 		t.Fatal(err)
 	}
-	cabinettest.WaitFor(t, 15*time.Second, "the session published", r.obs.Changed, func() (bool, string) {
+	cabinettest.Await(t, "the session published", r.obs.Changed, func() (bool, string) {
 		return len(r.sessionEvents(from, "session_end")) >= 1, ""
 	})
+
 	if n := d.log.Count("inbox event taken"); n != 21 {
 		t.Errorf("%d inbox events taken, want 21 (each of the 20 and the game-end once)", n)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/simulator/fakees"
 	"github.com/batocera-cabinet/cabinet/simulator/library"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 func TestMethods(t *testing.T) {
@@ -78,7 +79,7 @@ func TestRunningGameAndBusy(t *testing.T) {
 	if err := c.Launch(cx, plainPath); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "Plain running", func() bool { rg, _ := c.RunningGame(cx); return rg != nil })
+	cabinettest.Await(t, "Plain running", nil, func() bool { rg, _ := c.RunningGame(cx); return rg != nil })
 	rg, err := c.RunningGame(cx)
 	if err != nil || rg.ID != plainID || rg.System != "nes" {
 		t.Errorf("RunningGame = %+v, %v", rg, err)

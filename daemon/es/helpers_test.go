@@ -56,18 +56,6 @@ func ctx(t *testing.T) context.Context {
 	return c
 }
 
-// waitFor polls cond until it holds or 5 s pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 const (
 	plainID   = "c4bd586365d2edccc03d52f2441bb64c"
 	smbID     = "dfc0a340a06b614e45b445627708cb05"

@@ -9,6 +9,7 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/simulator/fakees"
 	"github.com/batocera-cabinet/cabinet/simulator/library"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 func TestLaunchGameConfirmed(t *testing.T) {
@@ -61,7 +62,7 @@ func TestQueuedLaunch(t *testing.T) {
 	if err := f.c.EmuKill(cx); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the queued game", func() bool { rg, _ := f.c.RunningGame(cx); return rg != nil && rg.ID == smbID })
+	cabinettest.Await(t, "the queued game", nil, func() bool { rg, _ := f.c.RunningGame(cx); return rg != nil && rg.ID == smbID })
 }
 
 func TestLaunchGameNotConfirmed(t *testing.T) {
@@ -120,7 +121,7 @@ func TestLaunchGameInProgress(t *testing.T) {
 		defer wg.Done()
 		_, first = c.LaunchGame(cx, "nes", plainID)
 	}()
-	waitFor(t, "the first launch to be sent", func() bool { return srv.CallCount(fakees.RouteLaunch) == 1 })
+	cabinettest.Await(t, "the first launch to be sent", nil, func() bool { return srv.CallCount(fakees.RouteLaunch) == 1 })
 	if _, err := c.LaunchGame(cx, "nes", smbID); !errors.Is(err, ErrLaunchInProgress) {
 		t.Errorf("second launch: err %v, want ErrLaunchInProgress", err)
 	}

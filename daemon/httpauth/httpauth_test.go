@@ -14,27 +14,12 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/batocera-cabinet/cabinet/daemon/clock"
 )
 
-// fakeClock is the guard's clock in tests: it moves only when told.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+// newFakeClock is the guard's clock in tests: it moves only when told.
+func newFakeClock() *clock.Fake { return clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)) }
 
 // echo is the MCP handler of these tests: it answers with the body, and
 // with the caller's name and scopes in headers.

@@ -9,6 +9,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/simulator/fakees"
 	"github.com/batocera-cabinet/cabinet/simulator/library"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // fakeRunner is a Runner over the fake ES on a loopback socket, through the
@@ -30,17 +31,6 @@ func fakeRunner(t *testing.T) (*Runner, *fakees.Server, *fakees.Listener, *fakee
 	return &Runner{ES: c, Routes: es.NewPowerClient(c)}, srv, ln, ev
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 // TestRunOverFakeES: during a game, a reboot quits the game through
 // /emukill, waits for /runningGame to clear, then sends /restart; ES fires
 // quit reboot and reboot after game-end.
@@ -50,7 +40,7 @@ func TestRunOverFakeES(t *testing.T) {
 	if err := srv.Launch("nes", game.ID); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the game to run", func() bool { _, ok := srv.Running(); return ok })
+	cabinettest.Await(t, "the game to run", nil, func() bool { _, ok := srv.Running(); return ok })
 
 	plan, err := r.Plan(ctx(t), Reboot)
 	if err != nil || !strings.Contains(plan, "Would quit "+game.Name+" (nes) first") {

@@ -10,10 +10,8 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/simulator/fakeretroarch"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
-
-// hang bounds waits that should end promptly; not a timing assertion.
-const hang = 5 * time.Second
 
 func startFake(t *testing.T) *fakeretroarch.Server {
 	t.Helper()
@@ -108,7 +106,7 @@ func TestSendAndShowMessage(t *testing.T) {
 	if err := c.ShowMessage(ctx, "Dinner is ready — save now"); err != nil {
 		t.Fatalf("ShowMessage: %v", err)
 	}
-	snap, err := s.WaitFor(ctxWithin(t, hang), func(sn fakeretroarch.Snapshot) bool { return len(sn.Messages) == 1 })
+	snap, err := s.WaitFor(cabinettest.Context(t), func(sn fakeretroarch.Snapshot) bool { return len(sn.Messages) == 1 })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +130,7 @@ func TestQuit(t *testing.T) {
 	}
 	select {
 	case <-quit:
-	case <-time.After(hang):
+	case <-time.After(cabinettest.Deadline):
 		t.Fatal("the fake did not quit")
 	}
 	notAnswering(t, c.Quit(context.Background()), true)
@@ -170,7 +168,7 @@ func TestContextDeadlineWins(t *testing.T) {
 	s.SetLatency(300 * time.Millisecond)
 	// A default timeout shorter than the latency, but the context allows more.
 	c := New(s.Addr(), WithTimeout(10*time.Millisecond))
-	if _, err := c.Version(ctxWithin(t, hang)); err != nil {
+	if _, err := c.Version(cabinettest.Context(t)); err != nil {
 		t.Fatalf("Version with a longer context deadline: %v", err)
 	}
 	// And a context deadline shorter than the latency gives the guidance.
@@ -183,10 +181,10 @@ func TestCancelIsNotGuidance(t *testing.T) {
 	s.SetLatency(time.Hour)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		s.WaitFor(ctxWithin(t, hang), func(sn fakeretroarch.Snapshot) bool { return sn.Datagrams == 1 })
+		s.WaitFor(cabinettest.Context(t), func(sn fakeretroarch.Snapshot) bool { return sn.Datagrams == 1 })
 		cancel()
 	}()
-	_, err := New(s.Addr(), WithTimeout(hang)).Status(ctx)
+	_, err := New(s.Addr(), WithTimeout(cabinettest.Deadline)).Status(ctx)
 	if !errors.Is(err, context.Canceled) || errors.Is(err, ErrNotRunning) {
 		t.Fatalf("cancelled Status: got %v, want context.Canceled and not the guidance", err)
 	}
@@ -238,7 +236,7 @@ func TestStaleRepliesAreSkipped(t *testing.T) {
 		}
 	}()
 	c := New(pc.LocalAddr().String())
-	ctx := ctxWithin(t, hang)
+	ctx := cabinettest.Context(t)
 	if v, err := c.Version(ctx); err != nil || v != "1.14.0" {
 		t.Errorf("Version: got %q, %v", v, err)
 	}
@@ -272,7 +270,7 @@ func TestConcurrentCallers(t *testing.T) {
 	}
 	wg.Wait()
 	// 100 toggles, an even number: running again.
-	if _, err := s.WaitFor(ctxWithin(t, hang), func(sn fakeretroarch.Snapshot) bool { return sn.Datagrams == 200 }); err != nil {
+	if _, err := s.WaitFor(cabinettest.Context(t), func(sn fakeretroarch.Snapshot) bool { return sn.Datagrams == 200 }); err != nil {
 		t.Fatal(err)
 	}
 	if st, err := c.Status(context.Background()); err != nil || st.State != StatePlaying {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/simulator/fakeretroarch"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/testpeers/peertest"
 	"github.com/batocera-cabinet/cabinet/simulator/testpeers/realretroarch"
 )
@@ -69,7 +70,7 @@ func runScenario(t *testing.T, p peer) {
 	rawFormats(t, p)
 
 	mustSend(t, c, CmdPauseToggle)
-	eventually(t, "PAUSED after PAUSE_TOGGLE", func() (bool, string) { return statusIs(c, paused) })
+	cabinettest.Await(t, "PAUSED after PAUSE_TOGGLE", nil, func() (bool, string) { return statusIs(c, paused) })
 	// RetroArch toggles on a rising edge of its pause input (runloop:
 	// pause_pressed && !old_pause_pressed), held for the frame a command
 	// arrives in: a toggle in the frame right after the first is dropped,
@@ -78,15 +79,15 @@ func runScenario(t *testing.T, p peer) {
 	// (15 frames at 60 fps): the peer's pace, not a synchronisation.
 	<-time.After(250 * time.Millisecond)
 	mustSend(t, c, CmdPauseToggle)
-	eventually(t, "PLAYING after a second PAUSE_TOGGLE", func() (bool, string) { return statusIs(c, playing) })
+	cabinettest.Await(t, "PLAYING after a second PAUSE_TOGGLE", nil, func() (bool, string) { return statusIs(c, playing) })
 
 	mustSend(t, c, CmdScreenshot)
 	shot := regexp.MustCompile(`^` + regexp.QuoteMeta(p.game) + `-\d{6}-\d{6}\.png$`)
-	eventually(t, "a PNG screenshot", func() (bool, string) { return newPNG(p.screenshotDir, shot) })
+	cabinettest.Await(t, "a PNG screenshot", nil, func() (bool, string) { return newPNG(p.screenshotDir, shot) })
 
 	mustSend(t, c, CmdSaveState)
 	state := filepath.Join(p.savestateDir, p.game+".state")
-	eventually(t, "the state file "+state, func() (bool, string) {
+	cabinettest.Await(t, "the state file "+state, nil, func() (bool, string) {
 		fi, err := os.Stat(state)
 		return err == nil && fi.Size() > 0, fmt.Sprint(err)
 	})
@@ -111,8 +112,8 @@ func runScenario(t *testing.T, p peer) {
 	}
 	select {
 	case <-p.quitted:
-	case <-time.After(20 * time.Second):
-		t.Fatal("the game did not end after Quit")
+	case <-time.After(cabinettest.Deadline):
+		t.Fatalf("the game did not end within %v of Quit", cabinettest.Deadline)
 	}
 	_, err = c.Status(ctx)
 	notAnswering(t, err, true)
@@ -150,7 +151,7 @@ func rawFormats(t *testing.T, p peer) {
 		conn.Write([]byte(tt.send))
 		conn.Write([]byte("VERSION"))
 		for i, want := range append(tt.want, "1.14.0\n") {
-			conn.SetReadDeadline(time.Now().Add(hang))
+			conn.SetReadDeadline(time.Now().Add(cabinettest.Deadline))
 			n, err := conn.Read(buf)
 			if err != nil || string(buf[:n]) != want {
 				t.Fatalf("raw %q reply %d: got %q, %v; want %q", tt.send, i, buf[:n], err, want)
@@ -191,24 +192,4 @@ func newPNG(dir string, name *regexp.Regexp) (bool, string) {
 		}
 	}
 	return false, fmt.Sprintf("files %q", seen)
-}
-
-// eventually polls cond until it holds, failing after a generous deadline.
-// The real RetroArch applies hotkeys on its next frame and writes files
-// after that, so effects are waited for, never assumed.
-func eventually(t *testing.T, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		ok, detail := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waiting for %s: still not so (%s)", what, detail)
-		}
-		<-tick.C
-	}
 }

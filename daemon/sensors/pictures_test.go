@@ -20,6 +20,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/clock"
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/haentities"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // isJPEG reports whether a picture entity's payload (base64) is a JPEG.
@@ -57,7 +58,7 @@ func TestArtwork(t *testing.T) {
 		es.GameID("/userdata/roms/nes/b.nes"): {Thumbnail: filepath.Join(dir, "missing.png"), Marquee: filepath.Join(dir, "text.png")},
 	}
 	h, c := newHost(haentities.Sources{}), clock.NewFake(time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC))
-	p := &Pictures{Host: h, Clock: c, Log: zerolog.New(zerolog.NewTestWriter(t)),
+	p := &Pictures{Host: h, Clock: c, Log: cabinettest.Logger(t),
 		Game: func(_ context.Context, _, id string) (es.Game, error) { return games[id], nil }}
 	topic := h.Rules().Settings.StateTopic(haentities.Artwork)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -157,23 +158,19 @@ func (l *logSink) Write(p []byte) (int, error) {
 // wait waits until the log holds text.
 func (l *logSink) wait(t *testing.T, what, text string) {
 	t.Helper()
-	deadline := time.NewTimer(waitLimit)
-	defer deadline.Stop()
-	for {
+	cabinettest.Await(t, what, l.wake, func() bool {
 		l.mu.Lock()
-		if strings.Contains(l.buf.String(), text) {
-			l.mu.Unlock()
-			return
-		}
-		if l.changed == nil {
-			l.changed = make(chan struct{})
-		}
-		ch := l.changed
-		l.mu.Unlock()
-		select {
-		case <-ch:
-		case <-deadline.C:
-			t.Fatalf("waited %v for %s", waitLimit, what)
-		}
+		defer l.mu.Unlock()
+		return strings.Contains(l.buf.String(), text)
+	})
+}
+
+// wake is a channel closed at the next write.
+func (l *logSink) wake() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.changed == nil {
+		l.changed = make(chan struct{})
 	}
+	return l.changed
 }

@@ -1,19 +1,17 @@
 package sensors
 
 import (
-	"context"
 	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
-
-	"github.com/rs/zerolog"
 
 	"github.com/batocera-cabinet/cabinet/daemon/clock"
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/hook/playday"
 	"github.com/batocera-cabinet/cabinet/hook/store"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // TestPlayToday: 0 before any play; a running game counts once it is long enough to be logged
@@ -32,7 +30,7 @@ func TestPlayToday(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	p := &PlayToday{Host: h, Clock: c, Log: zerolog.New(zerolog.NewTestWriter(t)), Store: st, Now: boot,
+	p := &PlayToday{Host: h, Clock: c, Log: cabinettest.Logger(t), Store: st, Now: boot,
 		Synced: func(time.Time) bool { return true }, Location: time.UTC}
 	topic := h.Rules().Settings.StateTopic(haentities.PlayTimeToday)
 	seconds := func() int {
@@ -50,9 +48,7 @@ func TestPlayToday(t *testing.T) {
 	// each observation: a step before that would move nothing).
 	step := func(d time.Duration) {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
-		defer cancel()
-		if err := c.BlockUntil(ctx, 1); err != nil {
+		if err := c.BlockUntil(cabinettest.Context(t), 1); err != nil {
 			t.Fatal(err)
 		}
 		c.Advance(d)

@@ -17,10 +17,8 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/sysaudio"
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/hook/journal"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
-
-// waitLimit bounds a wait for a sensor's loop: a bound for a hung loop, not a timing.
-const waitLimit = 30 * time.Second
 
 // fakeHost is the daemon as a sensor sees it: fixed rules, a snapshot the test sets, and every
 // message the sensor stores, in order.
@@ -98,21 +96,11 @@ func (h *fakeHost) payloads(topic string) []string {
 // wait waits until cond holds of the stored messages, each time one is stored.
 func (h *fakeHost) wait(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.NewTimer(waitLimit)
-	defer deadline.Stop()
-	for {
+	cabinettest.Await(t, what, func() <-chan struct{} {
 		h.mu.Lock()
-		ch := h.changed
-		h.mu.Unlock()
-		if cond() {
-			return
-		}
-		select {
-		case <-ch:
-		case <-deadline.C:
-			t.Fatalf("waited %v for %s", waitLimit, what)
-		}
-	}
+		defer h.mu.Unlock()
+		return h.changed
+	}, cond)
 }
 
 // last reports whether the last payload stored for topic is want.
@@ -190,10 +178,8 @@ func (u *fakeUpdate) Check(context.Context) (osupdate.Result, error) {
 // blockUntil waits until n timers are armed on c (a loop waits on it again).
 func blockUntil(t *testing.T, c *clock.Fake, n int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
-	defer cancel()
-	if err := c.BlockUntil(ctx, n); err != nil {
-		t.Fatalf("no loop waited on the clock again within %v", waitLimit)
+	if err := c.BlockUntil(cabinettest.Context(t), n); err != nil {
+		t.Fatalf("no loop waited on the clock again within %v", cabinettest.Deadline)
 	}
 }
 
@@ -204,9 +190,7 @@ func run(t *testing.T, c *clock.Fake, loop func(context.Context) error) {
 	done := make(chan struct{})
 	go func() { defer close(done); loop(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
-	bctx, bcancel := context.WithTimeout(context.Background(), waitLimit)
-	defer bcancel()
-	if err := c.BlockUntil(bctx, 1); err != nil {
+	if err := c.BlockUntil(cabinettest.Context(t), 1); err != nil {
 		t.Fatalf("the loop never waited on the clock: %v", err)
 	}
 }
@@ -217,7 +201,7 @@ func run(t *testing.T, c *clock.Fake, loop func(context.Context) error) {
 func TestVolume(t *testing.T) {
 	h, c, audio := newHost(haentities.Sources{Audio: true}), clock.NewFake(time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)), &fakeAudio{}
 	audio.set(60, false)
-	s := &System{Host: h, Clock: c, Log: zerolog.New(zerolog.NewTestWriter(t)), Audio: audio}
+	s := &System{Host: h, Clock: c, Log: cabinettest.Logger(t), Audio: audio}
 	set := h.Rules().Settings
 	vol, mute := set.StateTopic(haentities.Volume), set.StateTopic(haentities.Mute)
 	run(t, c, s.RunVolume)
@@ -267,7 +251,7 @@ func TestPads(t *testing.T) {
 	wireless := controllers.Pad{Key: "a0:ab:51:00:00:01", Name: "Wireless Controller", Battery: &eighty}
 	pro := controllers.Pad{Key: "a0:ab:51:00:00:02", Name: "Pro Controller"}
 	pads.set(wireless)
-	s := &System{Host: h, Clock: c, Log: zerolog.New(zerolog.NewTestWriter(t)), Pads: pads}
+	s := &System{Host: h, Clock: c, Log: cabinettest.Logger(t), Pads: pads}
 	set := h.Rules().Settings
 	count, event := set.StateTopic(haentities.Controllers), set.StateTopic(haentities.Controller)
 	run(t, c, s.RunPads)
@@ -297,7 +281,7 @@ func TestPads(t *testing.T) {
 func TestUpdate(t *testing.T) {
 	h, c, up := newHost(haentities.Sources{Update: true}), clock.NewFake(time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)), &fakeUpdate{latest: "43"}
 	h.rules.Settings.BatoceraVersion = "42"
-	s := &System{Host: h, Clock: c, Log: zerolog.New(zerolog.NewTestWriter(t)), Update: up}
+	s := &System{Host: h, Clock: c, Log: cabinettest.Logger(t), Update: up}
 	topic := h.Rules().Settings.StateTopic(haentities.OSUpdate)
 	run(t, c, s.RunUpdate)
 	h.wait(t, "the installed version", h.last(topic, `{"installed_version":"42","title":"Batocera"}`))

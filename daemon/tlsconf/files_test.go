@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // A renewal replaces both files while the server runs; the next handshake
@@ -126,7 +128,7 @@ func TestConfigProtocols(t *testing.T) {
 				tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
 			}
 			defer tr.CloseIdleConnections()
-			ctx, cancel := context.WithTimeout(context.Background(), deadline)
+			ctx, cancel := context.WithTimeout(context.Background(), cabinettest.Deadline)
 			defer cancel()
 			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+addr+"/", nil)
 			resp, err := (&http.Client{Transport: tr}).Do(req)

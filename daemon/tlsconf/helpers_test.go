@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"log"
 	"math/big"
@@ -21,11 +22,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-)
 
-// deadline bounds every wait: long enough for a loaded CI machine, short
-// enough that a missed reload fails instead of hanging.
-const deadline = 10 * time.Second
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
+)
 
 // testCA is a CA the test trusts, issuing leaves for localhost and 127.0.0.1.
 type testCA struct {
@@ -177,18 +176,10 @@ func (r *recorder) snapshot() ([]error, []Info) {
 // waitFor waits until cond holds for what has been reported.
 func (r *recorder) waitFor(t *testing.T, what string, cond func(errs []error, reloads []Info) bool) {
 	t.Helper()
-	timeout := time.After(deadline)
-	for {
+	cabinettest.Await(t, what, func() <-chan struct{} { return r.changed }, func() (bool, string) {
 		errs, reloads := r.snapshot()
-		if cond(errs, reloads) {
-			return
-		}
-		select {
-		case <-r.changed:
-		case <-timeout:
-			t.Fatalf("after %s, still waiting for %s; errors %v, reloads %d", deadline, what, errs, len(reloads))
-		}
-	}
+		return cond(errs, reloads), fmt.Sprintf("errors %v, reloads %d", errs, len(reloads))
+	})
 }
 
 // waitReload waits for OnReload to report the certificate with fingerprint fp.
@@ -224,7 +215,7 @@ func open(t *testing.T, opts Options) *Source {
 		cancel()
 		select {
 		case <-s.Done():
-		case <-time.After(deadline):
+		case <-time.After(cabinettest.Deadline):
 			t.Error("the watcher did not stop")
 		}
 	})
@@ -261,8 +252,8 @@ func peer(t *testing.T, addr, serverName string, roots *x509.CertPool) *x509.Cer
 // peerWith handshakes with addr as a client with cfg.
 func peerWith(t *testing.T, addr string, cfg *tls.Config) *x509.Certificate {
 	t.Helper()
-	d := tls.Dialer{NetDialer: &net.Dialer{Timeout: deadline}, Config: cfg}
-	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	d := tls.Dialer{NetDialer: &net.Dialer{Timeout: cabinettest.Deadline}, Config: cfg}
+	ctx, cancel := context.WithTimeout(context.Background(), cabinettest.Deadline)
 	defer cancel()
 	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // listenServe serves a handler that answers its scheme and protocol on a
@@ -59,9 +61,9 @@ func TestListenSniffs(t *testing.T) {
 	ca, dir := newCA(t), t.TempDir()
 	certPath, keyPath := pairFiles(t, dir, ca.issue(t, 1, time.Now().Add(90*24*time.Hour)))
 	src := open(t, Options{CertFile: certPath, KeyFile: keyPath, NoWatch: true})
-	h2 := &http.Client{Timeout: deadline, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.pool}, ForceAttemptHTTP2: true}}
-	h1 := &http.Client{Timeout: deadline, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.pool}}}
-	plain := &http.Client{Timeout: deadline}
+	h2 := &http.Client{Timeout: cabinettest.Deadline, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.pool}, ForceAttemptHTTP2: true}}
+	h1 := &http.Client{Timeout: cabinettest.Deadline, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.pool}}}
+	plain := &http.Client{Timeout: cabinettest.Deadline}
 	tests := []struct {
 		name  string
 		opts  ListenOptions
@@ -110,7 +112,7 @@ func TestListenSniffTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	c.SetReadDeadline(time.Now().Add(deadline))
+	c.SetReadDeadline(time.Now().Add(cabinettest.Deadline))
 	if _, err := bufio.NewReader(c).ReadByte(); !errors.Is(err, io.EOF) {
 		t.Errorf("silent connection: read %v, want EOF (closed by the listener)", err)
 	}
@@ -125,7 +127,7 @@ func TestListenSniffTimeout(t *testing.T) {
 		if !errors.Is(err, net.ErrClosed) {
 			t.Errorf("Accept after Close: %v, want net.ErrClosed", err)
 		}
-	case <-time.After(deadline):
+	case <-time.After(cabinettest.Deadline):
 		t.Fatal("Accept did not return after Close")
 	}
 }

@@ -54,14 +54,10 @@ type RetroArch interface {
 }
 
 // Clock is the time source of the rate limits and of "today" in play
-// history; tests inject a manual one.
+// history (clock.Real; tests inject a *clock.Fake).
 type Clock interface {
 	Now() time.Time
 }
-
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
 
 // DaemonHealth is what the daemon reports about its links.
 type DaemonHealth struct {

@@ -7,38 +7,20 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/batocera-cabinet/cabinet/daemon/clock"
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
 	"github.com/batocera-cabinet/cabinet/simulator/fakees"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeretroarch"
 	"github.com/batocera-cabinet/cabinet/simulator/library"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
-
-// manualClock is the tools' clock in tests: rate limits move only when a
-// test advances it.
-type manualClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *manualClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // emulator plays Batocera's part between ES and RetroArch: a libretro game
 // brings the fake RetroArch up for as long as it runs; QUIT in RetroArch
@@ -70,7 +52,7 @@ type rig struct {
 	esLn   *fakees.Listener
 	esc    *es.Client
 	ra     *fakeretroarch.Server
-	clock  *manualClock
+	clock  *clock.Fake
 	srv    *Server
 	client *client.Client
 	root   string // fake filesystem tree
@@ -91,7 +73,7 @@ func newRig(t *testing.T, cfg rigConfig) *rig {
 	if cfg.lib == nil {
 		cfg.lib = library.Fixture("")
 	}
-	r := &rig{t: t, lib: cfg.lib, clock: &manualClock{now: time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)},
+	r := &rig{t: t, lib: cfg.lib, clock: clock.NewFake(time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)),
 		root: t.TempDir()}
 	r.shots = filepath.Join(r.root, "userdata", "screenshots")
 	r.states = filepath.Join(r.root, "userdata", "saves")
@@ -284,25 +266,11 @@ func (r *rig) launch(system, name string) library.Game {
 
 func (r *rig) waitRA(cond func(fakeretroarch.Snapshot) bool) fakeretroarch.Snapshot {
 	r.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	s, err := r.ra.WaitFor(ctx, cond)
+	s, err := r.ra.WaitFor(cabinettest.Context(r.t), cond)
 	if err != nil {
 		r.t.Fatalf("fake RetroArch: %v (last %+v)", err, s)
 	}
 	return s
-}
-
-// eventually waits for cond, for at most 10 s.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // esDown stops the fake ES: connections are refused, as while ES restarts.

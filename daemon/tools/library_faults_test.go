@@ -18,11 +18,8 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/library/platforms"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romm"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeromm"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
-
-// faultCallBound bounds each library call of the fault tests: far above
-// what any of them takes, far below "it hangs".
-const faultCallBound = 15 * time.Second
 
 // rommAt is the tools rig with the library tools over the RomM at url
 // (the fake, the fake behind a fault, or nothing at all), with the
@@ -73,7 +70,7 @@ type outcome struct {
 	raw      string   // text and structured content, for the token check
 }
 
-// bounded calls a tool within faultCallBound and fails the test on a
+// bounded calls a tool within cabinettest.Deadline and fails the test on a
 // protocol error or a call that does not end. Test goroutine only (see
 // callAnswer).
 func (r *rig) bounded(c libraryCall) outcome {
@@ -83,8 +80,8 @@ func (r *rig) bounded(c libraryCall) outcome {
 	select {
 	case a := <-done:
 		return r.outcomeOf(c, a)
-	case <-time.After(faultCallBound):
-		r.t.Fatalf("%s %v: no answer after %v", c.name, c.args, faultCallBound)
+	case <-time.After(cabinettest.Deadline):
+		r.t.Fatalf("%s %v: no answer after %v", c.name, c.args, cabinettest.Deadline)
 		return outcome{}
 	}
 }
@@ -98,7 +95,7 @@ type answer struct {
 
 // callAnswer makes the call and fails nothing, so any goroutine may run it.
 func (r *rig) callAnswer(c libraryCall) answer {
-	ctx, cancel := context.WithTimeout(context.Background(), faultCallBound+5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), cabinettest.Deadline+5*time.Second)
 	defer cancel()
 	req := mcp.CallToolRequest{}
 	req.Params.Name, req.Params.Arguments = c.name, c.args
@@ -316,6 +313,7 @@ func TestLibraryDevelopmentVersion(t *testing.T) {
 // TestLibrarySlowRommLeavesServerResponsive: while a library call waits
 // on a RomM that does not answer, the cabinet's own tools still answer.
 func TestLibrarySlowRommLeavesServerResponsive(t *testing.T) {
+	cabinettest.Long(t, "a RomM that answers in seconds")
 	t.Parallel()
 	fr, err := fakeromm.New(fakeromm.Options{})
 	if err != nil {
@@ -327,7 +325,7 @@ func TestLibrarySlowRommLeavesServerResponsive(t *testing.T) {
 	slow := make(chan answer, 1)
 	go func() { slow <- r.callAnswer(search) }()
 	// Wait until RomM holds the request (the fake records it on arrival).
-	eventually(t, "the slow request to reach RomM", func() bool {
+	cabinettest.Await(t, "the slow request to reach RomM", nil, func() bool {
 		for _, q := range fr.Requests() {
 			if q.Status == 0 {
 				return true
@@ -347,8 +345,8 @@ func TestLibrarySlowRommLeavesServerResponsive(t *testing.T) {
 	var a answer
 	select {
 	case a = <-slow:
-	case <-time.After(faultCallBound):
-		t.Fatalf("library_search: no answer after %v", faultCallBound)
+	case <-time.After(cabinettest.Deadline):
+		t.Fatalf("library_search: no answer after %v", cabinettest.Deadline)
 	}
 	failedClearly(t, search, r.outcomeOf(search, a), "in time")
 }

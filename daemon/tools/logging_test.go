@@ -25,6 +25,7 @@ import (
 	store "github.com/batocera-cabinet/cabinet/hook/store"
 	"github.com/batocera-cabinet/cabinet/simulator"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeromm"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // logLine is one notifications/message a client received.
@@ -139,7 +140,7 @@ func (lc *logClient) barrier() {
 	want := lc.barriers + 1
 	lc.mu.Unlock()
 	lc.srv.MCP().SendNotificationToAllClients(barrierMethod, nil)
-	eventually(lc.t, "the barrier notification", func() bool {
+	cabinettest.Await(lc.t, "the barrier notification", nil, func() bool {
 		lc.mu.Lock()
 		defer lc.mu.Unlock()
 		return lc.barriers >= want

@@ -14,6 +14,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/library/install"
 	"github.com/batocera-cabinet/cabinet/daemon/power"
 	"github.com/batocera-cabinet/cabinet/simulator/fakees"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // powerRig is the tools rig with batocera_power over the fake ES, through
@@ -129,7 +130,7 @@ func TestPowerDryRun(t *testing.T) {
 	if err := r.es.Launch("nes", r.game("nes", "Tetris").ID); err != nil { // the tool would only say it would
 		t.Fatal(err)
 	}
-	eventually(t, "the game to run", func() bool { _, ok := r.es.Running(); return ok })
+	cabinettest.Await(t, "the game to run", nil, func() bool { _, ok := r.es.Running(); return ok })
 	a := r.action("batocera_power", map[string]any{"action": "shutdown", "confirm": true})
 	if a.Outcome != outcomeDryRun || !strings.HasPrefix(a.Detail, "Would quit Tetris (nes) first") ||
 		strings.Join(a.Sent, ",") != "GET /emukill,GET /shutdown" {
@@ -196,7 +197,7 @@ func TestPowerGameDoesNotQuit(t *testing.T) {
 	if err := r.es.Launch("nes", g.ID); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the game to run", func() bool { _, ok := r.es.Running(); return ok })
+	cabinettest.Await(t, "the game to run", nil, func() bool { _, ok := r.es.Running(); return ok })
 	msg := r.refused("batocera_power", map[string]any{"action": "shutdown", "confirm": true})
 	if !strings.HasPrefix(msg, "Cannot shut down the cabinet: Tetris (nes) is still running 300ms after GET /emukill: the "+
 		"running game did not quit, so nothing else was sent") || !strings.HasSuffix(msg, "Sent: GET /emukill.") {

@@ -9,6 +9,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 
 	"github.com/batocera-cabinet/cabinet/simulator/library"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 func TestGetStatus(t *testing.T) {
@@ -190,7 +191,7 @@ func (r *rig) launchDirect(system, name string) library.Game {
 	if err := r.es.Launch(system, g.ID); err != nil {
 		r.t.Fatal(err)
 	}
-	eventually(r.t, name+" running", func() bool { cur, ok := r.es.Running(); return ok && cur.ID == g.ID })
+	cabinettest.Await(r.t, name+" running", nil, func() bool { cur, ok := r.es.Running(); return ok && cur.ID == g.ID })
 	return g
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/library/romarr"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romm"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeromm"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/testpeers/realromarr"
 )
 
@@ -131,7 +132,7 @@ func TestROMarrToolsAgainstRealROMarr(t *testing.T) {
 		var res librarySearchResult
 		// ROMarr reads its folder library after it starts: until then the
 		// search says so in a warning.
-		eventually(t, "ROMarr's library to answer", func() bool {
+		cabinettest.Await(t, "ROMarr's library to answer", nil, func() bool {
 			res = librarySearchResult{}
 			r.ok("library_search", map[string]any{"query": "alpha"}, &res)
 			return len(res.Warnings) == 0 || !strings.Contains(strings.Join(res.Warnings, " "), "still reading")

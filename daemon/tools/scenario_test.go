@@ -15,6 +15,7 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
 	"github.com/batocera-cabinet/cabinet/simulator/library"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/testpeers/peertest"
 	"github.com/batocera-cabinet/cabinet/simulator/testpeers/realretroarch"
 )
@@ -40,7 +41,7 @@ func runScenario(t *testing.T, r *rig, sc scenario) {
 		t.Fatalf("launch: got %+v", a)
 	}
 	var st statusResult
-	eventually(t, "RetroArch playing", func() bool {
+	cabinettest.Await(t, "RetroArch playing", nil, func() bool {
 		r.ok("batocera_get_status", nil, &st)
 		return st.RetroArch.State == "playing"
 	})
@@ -58,7 +59,7 @@ func runScenario(t *testing.T, r *rig, sc scenario) {
 		t.Fatalf("save state while paused: got %+v", a)
 	}
 	state := filepath.Join(sc.states, sc.raGame+".state")
-	eventually(t, "the state file "+state, func() bool { fi, err := os.Stat(state); return err == nil && fi.Size() > 0 })
+	cabinettest.Await(t, "the state file "+state, nil, func() bool { fi, err := os.Stat(state); return err == nil && fi.Size() > 0 })
 	if r.ok("batocera_get_status", nil, &st); st.RetroArch.State != "paused" {
 		t.Fatalf("after saving: RetroArch is %s, want paused again", st.RetroArch.State)
 	}
@@ -74,7 +75,7 @@ func runScenario(t *testing.T, r *rig, sc scenario) {
 	if a := r.action("batocera_quit_game", nil); a.Outcome != "done" || strings.Join(a.Sent, "") != "GET /emukill" {
 		t.Fatalf("quit: got %+v", a)
 	}
-	eventually(t, "RetroArch gone", sc.gone)
+	cabinettest.Await(t, "RetroArch gone", nil, sc.gone)
 	r.ok("batocera_get_status", nil, &st)
 	if st.RunningGame != nil || st.RetroArch.State != "off" {
 		t.Errorf("after quit: got %+v / %+v", st.RunningGame, st.RetroArch)

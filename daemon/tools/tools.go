@@ -23,6 +23,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/batocera-cabinet/cabinet/daemon/clock"
 	"github.com/batocera-cabinet/cabinet/daemon/library/install"
 	"github.com/batocera-cabinet/cabinet/daemon/library/oncabinet"
 )
@@ -202,7 +203,7 @@ type wiring struct {
 
 func newWiring(d Deps, o Options) wiring {
 	if d.Clock == nil {
-		d.Clock = realClock{}
+		d.Clock = clock.Real{}
 	}
 	if d.Location == nil {
 		d.Location = time.Local

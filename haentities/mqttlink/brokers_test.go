@@ -6,10 +6,8 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/simulator/mqttbroker"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
-
-// waitTimeout bounds every wait on a condition in these tests.
-const waitTimeout = 10 * time.Second
 
 // record is one publish as the broker saw it, retain flag as published.
 type record struct {
@@ -66,8 +64,8 @@ func (e *embedded) Restart(t testing.TB) {
 		if err != nil {
 			t.Fatalf("restart embedded broker: %v", err)
 		}
-	case <-time.After(waitTimeout):
-		t.Fatalf("embedded broker restart hung for %s (mochi Close waits for a client that connected during shutdown)", waitTimeout)
+	case <-time.After(cabinettest.Deadline):
+		t.Fatalf("embedded broker restart hung for %s (mochi Close waits for a client that connected during shutdown)", cabinettest.Deadline)
 	}
 }
 
@@ -94,19 +92,12 @@ func (e *embedded) Retained(_ testing.TB, topic string) (string, bool) {
 // waitRecords waits until cond holds for the broker's records.
 func waitRecords(t testing.TB, b testBroker, what string, cond func([]record) bool) []record {
 	t.Helper()
-	deadline := time.After(waitTimeout)
-	for {
-		ch := b.Changed()
-		recs := b.Records()
-		if cond(recs) {
-			return recs
-		}
-		select {
-		case <-ch:
-		case <-deadline:
-			t.Fatalf("timed out after %s waiting for %s; broker saw: %v", waitTimeout, what, recs)
-		}
-	}
+	var recs []record
+	cabinettest.Await(t, what, b.Changed, func() (bool, string) {
+		recs = b.Records()
+		return cond(recs), fmt.Sprintf("broker saw: %v", recs)
+	})
+	return recs
 }
 
 // indexOf is the index of the first record at or after from matching want
@@ -119,20 +110,4 @@ func indexOf(recs []record, from int, want record) int {
 		}
 	}
 	return -1
-}
-
-// eventually waits for a condition that has no notification of its own
-// (the link's state), checking it every few milliseconds until a deadline.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(waitTimeout)
-	for !cond() {
-		select {
-		case <-tick.C:
-		case <-deadline:
-			t.Fatalf("timed out after %s waiting for %s", waitTimeout, what)
-		}
-	}
 }

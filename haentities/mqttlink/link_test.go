@@ -8,9 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/batocera-cabinet/cabinet/haentities"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 const (
@@ -41,7 +40,7 @@ func testLinkConfig(t testing.TB, broker string, p *linkProbe) LinkConfig {
 		OnCommand:         func(topic string, payload []byte) { p.commands <- command{topic, payload} },
 		BirthDelay:        func() time.Duration { p.delays.Add(1); return 0 },
 		Backoff:           func(n int) time.Duration { return min(time.Duration(n)*20*time.Millisecond, 200*time.Millisecond) },
-		Log:               zerolog.New(zerolog.NewTestWriter(t)),
+		Log:               cabinettest.Logger(t),
 	}
 }
 
@@ -74,8 +73,8 @@ func recv[T any](t testing.TB, ch <-chan T, what string) T {
 	select {
 	case v := <-ch:
 		return v
-	case <-time.After(waitTimeout):
-		t.Fatalf("timed out after %s waiting for %s", waitTimeout, what)
+	case <-time.After(cabinettest.Deadline):
+		t.Fatalf("timed out after %s waiting for %s", cabinettest.Deadline, what)
 		panic("unreachable")
 	}
 }
@@ -140,7 +139,7 @@ func TestLinkWillMarksOfflineWhenConnectionDies(t *testing.T) {
 				t.Errorf("offline published for %q, want the link's will (%q)", id, daemonID)
 			}
 		}
-		eventually(t, "Connected() = false", func() bool { return !l.Connected() })
+		cabinettest.Await(t, "Connected() = false", nil, func() bool { return !l.Connected() })
 		if err := l.LastError(); err == nil {
 			t.Errorf("LastError() = nil while the broker is unreachable")
 		}
@@ -232,7 +231,7 @@ func TestLinkReconfigureToWrongBrokerAndBack(t *testing.T) {
 			t.Fatalf("Reconfigure(closed port): %v", err)
 		}
 		j := waitAfter(t, b, i+1, offline) // a clean goodbye to the old broker
-		eventually(t, "a refused connection in LastError", func() bool {
+		cabinettest.Await(t, "a refused connection in LastError", nil, func() bool {
 			err := l.LastError()
 			return err != nil && strings.Contains(err.Error(), "connection refused")
 		})
@@ -288,7 +287,7 @@ func TestLinkReportsWrongCredentials(t *testing.T) {
 		l, _ := startLink(t, b.URL(), func(c *LinkConfig) {
 			c.Options.Username, c.Options.Password = "cabinet", "wrong-pw"
 		})
-		eventually(t, "a CredentialsError in LastError", func() bool {
+		cabinettest.Await(t, "a CredentialsError in LastError", nil, func() bool {
 			var ce *CredentialsError
 			return errors.As(l.LastError(), &ce)
 		})
@@ -300,7 +299,7 @@ func TestLinkReportsWrongCredentials(t *testing.T) {
 
 func TestLinkStopWhileBrokerDownReturnsPromptly(t *testing.T) {
 	l, _ := startLink(t, "tcp://"+closedPort(t), nil)
-	eventually(t, "a connect failure", func() bool { return l.LastError() != nil })
+	cabinettest.Await(t, "a connect failure", nil, func() bool { return l.LastError() != nil })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := l.Stop(ctx); err != nil {
@@ -311,10 +310,10 @@ func TestLinkStopWhileBrokerDownReturnsPromptly(t *testing.T) {
 func TestLinkReconfigureAbortsAHangingAttempt(t *testing.T) {
 	b := startEmbedded(t, nil)
 	silent, attempts := silentBroker(t)
-	// ConnectTimeout far beyond waitTimeout: only aborting the attempt can
+	// ConnectTimeout far beyond cabinettest.Deadline: only aborting the attempt can
 	// make the new options apply in time.
 	l, p := startLink(t, "tcp://"+silent, func(c *LinkConfig) { c.Options.ConnectTimeout = time.Hour })
-	eventually(t, "a connection attempt on the silent broker", func() bool { return attempts.Load() > 0 })
+	cabinettest.Await(t, "a connection attempt on the silent broker", nil, func() bool { return attempts.Load() > 0 })
 	if err := l.Reconfigure(Options{Broker: b.URL(), ClientID: daemonID}); err != nil {
 		t.Fatalf("Reconfigure: %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/testpeers/peertest"
 	"github.com/batocera-cabinet/cabinet/simulator/testpeers/realmosquitto"
 )
@@ -41,7 +42,7 @@ func startMosquitto(t testing.TB, users map[string]string) *mosquitto {
 			peertest.RequirePeer(t, fmt.Errorf("%s is not installed (Debian: apt-get install mosquitto-clients)", tool))
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), cabinettest.Deadline)
 	defer cancel()
 	dir := t.TempDir()
 	b, err := realmosquitto.Start(ctx, dir, realmosquitto.Options{Users: users})
@@ -95,7 +96,7 @@ func (m *mosquitto) startObserver(t testing.TB) {
 	m.mu.Unlock()
 	go m.read(out)
 	m.Inject(t, sentinelTopic, want, true)
-	deadline := time.After(waitTimeout)
+	deadline := time.After(cabinettest.Deadline)
 	for {
 		ch := m.Changed()
 		if m.sawSentinel(want) {
@@ -104,7 +105,7 @@ func (m *mosquitto) startObserver(t testing.TB) {
 		select {
 		case <-ch:
 		case <-deadline:
-			t.Fatalf("mosquitto_sub did not see the sentinel within %s", waitTimeout)
+			t.Fatalf("mosquitto_sub did not see the sentinel within %s", cabinettest.Deadline)
 		}
 	}
 }
@@ -166,7 +167,7 @@ func (m *mosquitto) stopObserver() {
 func (m *mosquitto) Restart(t testing.TB) {
 	t.Helper()
 	m.stopObserver()
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), cabinettest.Deadline)
 	defer cancel()
 	if err := m.b.Restart(ctx); err != nil {
 		t.Fatalf("restart mosquitto: %v", err)
@@ -180,7 +181,7 @@ func (m *mosquitto) Inject(t testing.TB, topic, payload string, retain bool) {
 	if retain {
 		args = append(args, "-r")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), cabinettest.Deadline)
 	defer cancel()
 	if out, err := exec.CommandContext(ctx, "mosquitto_pub", args...).CombinedOutput(); err != nil {
 		t.Fatalf("mosquitto_pub %s: %v: %s", topic, err, out)
@@ -212,7 +213,7 @@ func (m *mosquitto) Changed() <-chan struct{} {
 // none it gives up after mosquitto_sub's smallest timeout (1 s).
 func (m *mosquitto) Retained(t testing.TB, topic string) (string, bool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), cabinettest.Deadline)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "mosquitto_sub", m.args("-t", topic, "--retained-only", "-C", "1", "-W", "1", "-F", "%x")...).Output()
 	if err != nil && len(out) == 0 {

@@ -6,7 +6,8 @@ import (
 	"testing"
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
-	"github.com/rs/zerolog"
+
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 func TestParseBroker(t *testing.T) {
@@ -151,7 +152,7 @@ func TestOnMessageRouting(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			l, err := NewLink(LinkConfig{Options: Options{Broker: "tcp://ha.lan"}, AvailabilityTopic: statusTopic,
-				Log: zerolog.New(zerolog.NewTestWriter(t))})
+				Log: cabinettest.Logger(t)})
 			if err != nil {
 				t.Fatal(err)
 			}

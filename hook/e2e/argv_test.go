@@ -46,13 +46,11 @@ func TestGarbageArgv(t *testing.T) {
 				// The attributes follow the state: wait for them too.
 				var attrs string
 				var a struct{ Type string }
-				for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+				c.waitDelivered("the screensaver's attributes", func() (bool, string) {
 					attrs = c.lastRetained()[c.topic("screensaver/attributes")]
 					a.Type = ""
-					if json.Unmarshal([]byte(attrs), &a) == nil && a.Type != "" || time.Now().After(deadline) {
-						break
-					}
-				}
+					return json.Unmarshal([]byte(attrs), &a) == nil && a.Type != "", fmt.Sprintf("attributes %q", attrs)
+				})
 				if !utf8.ValidString(a.Type) || !strings.HasPrefix(a.Type, "vid") {
 					t.Errorf("screensaver attributes %q, want valid UTF-8 from the cleaned argv", attrs)
 				}

@@ -131,7 +131,7 @@ func startCaptureSub(t *testing.T, b *testBroker) *captureSub {
 	marker := "e2e/ready/" + filepath.Base(f.Name())
 	mc := b.Dial(t)
 	defer mc.Disconnect(0)
-	cabinettest.WaitFor(t, 10*time.Second, "mosquitto_sub subscribed", nil, func() (bool, string) {
+	cabinettest.Await(t, "mosquitto_sub subscribed", nil, func() (bool, string) {
 		select {
 		case <-s.done:
 			t.Fatalf("mosquitto_sub exited: %s", s.read())

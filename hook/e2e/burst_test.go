@@ -19,6 +19,7 @@ import (
 // cabinet events are out, the states are right, and the spool and the
 // outbox are empty.
 func TestTwentyHooksAtOnce(t *testing.T) {
+	cabinettest.Long(t, "twenty hook processes at once")
 	cabinettest.EachBroker(t, func(t *testing.T, kind cabinettest.Kind) {
 		b := startBroker(t, kind, cabinettest.BrokerOptions{})
 		opts := cabinetOptions{MinSessionSeconds: 1}

@@ -249,7 +249,7 @@ func (c *cabinet) waitSessionEvents(typ string, n int) []event {
 // messages queued and starts a delayed flush that finishes the delivery.
 func (c *cabinet) waitDelivered(what string, cond func() (bool, string)) {
 	c.t.Helper()
-	cabinettest.WaitFor(c.t, 20*time.Second, what, c.broker.Changed, cond)
+	cabinettest.Await(c.t, what, c.broker.Changed, cond)
 }
 
 // deadlineMisses counts the hook runs that left messages queued because

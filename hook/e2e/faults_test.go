@@ -30,7 +30,7 @@ type fault struct {
 	// mqttLine: the expected line is the hook's "mqtt publish incomplete",
 	// whatever made the publish fail.
 	mqttLine bool
-	// short: one of the faults -short keeps (each takes about 7 s).
+	// short: the one fault -short keeps (each takes about 7 s).
 	short bool
 }
 
@@ -41,7 +41,7 @@ type fault struct {
 // gone the next run delivers everything without losing a logged session.
 func TestFaults(t *testing.T) {
 	faults := []fault{
-		{name: "broker refuses connections", lines: 1, mqttLine: true, short: true, setup: func(t *testing.T, c *cabinet) (string, func()) {
+		{name: "broker refuses connections", lines: 1, mqttLine: true, setup: func(t *testing.T, c *cabinet) (string, func()) {
 			return c.writeConfig("refused.conf", cabinetOptions{Broker: "tcp://" + cabinettest.ClosedAddr(t, "tcp"), LogLevel: "info"}), func() {}
 		}},
 		{name: "broker accepts TCP and never answers", lines: 1, mqttLine: true, setup: func(t *testing.T, c *cabinet) (string, func()) {
@@ -83,7 +83,7 @@ func TestFaults(t *testing.T) {
 	for _, f := range faults {
 		t.Run(f.name, func(t *testing.T) {
 			if !f.short {
-				cabinettest.Long(t, "one more fault (-short keeps a refusing broker and a garbage store)")
+				cabinettest.Long(t, "one more fault (-short keeps a garbage store)")
 			}
 			cabinettest.EachBroker(t, func(t *testing.T, kind cabinettest.Kind) {
 				b := startBroker(t, kind, cabinettest.BrokerOptions{})

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/batocera-cabinet/cabinet/simulator/esevents"
 	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
@@ -37,7 +36,7 @@ func TestGameSelectedGate(t *testing.T) {
 			{name: "racing screensaver-stop", before: func() { c.firer.Fire("screensaver-stop") }, runs: true},
 			{name: "a moment after the stop", before: func() {
 				c.waitScripts()
-				cabinettest.WaitFor(t, 10*time.Second, "the flag to go", nil, func() (bool, string) {
+				cabinettest.Await(t, "the flag to go", nil, func() (bool, string) {
 					_, err := os.Stat(flag)
 					return os.IsNotExist(err), "flag still there"
 				})

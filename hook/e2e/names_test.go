@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"unicode"
@@ -31,9 +32,13 @@ func TestHostileGameName(t *testing.T) {
 			t.Fatalf("sh could not run the hook: %s", s)
 		}
 		var got string
-		c.waitDelivered("now_playing", func() (bool, string) {
-			got = c.lastRetained()[c.topic("now_playing")]
-			return strings.HasPrefix(got, "Evil"), got
+		// The game's states may come in any order (a hook out of budget leaves
+		// them to its delayed flush): wait for both that are checked below.
+		c.waitDelivered("now_playing and playing", func() (bool, string) {
+			last := c.lastRetained()
+			got = last[c.topic("now_playing")]
+			playing := last[c.topic("playing")]
+			return strings.HasPrefix(got, "Evil") && playing == "ON", fmt.Sprintf("now_playing %q, playing %q", got, playing)
 		})
 		if n := utf8.RuneCountInString(got); n > 255 {
 			t.Errorf("now_playing has %d characters, HA keeps 255", n)

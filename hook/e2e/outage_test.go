@@ -59,9 +59,9 @@ func TestBrokerDownFor100Events(t *testing.T) {
 		c.waitQuiet()
 		oldEnd := time.Now()
 		t.Logf("%s: waiting out the %v event window", kind, eventWindow)
-		cabinettest.WaitFor(t, eventWindow+15*time.Second, "part A to leave the event window", nil, func() (bool, string) {
-			return time.Since(oldEnd) > eventWindow+time.Second, "inside the window"
-		})
+		// Real time has to pass here (the events age in the binary's own
+		// clock): a part of the scenario, not a wait for something to happen.
+		play(time.Until(oldEnd.Add(eventWindow + time.Second)))
 
 		// Part B: recent; its time-sensitive events are still deliverable.
 		recentStart := time.Now()

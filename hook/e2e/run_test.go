@@ -9,11 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-)
 
-// hangGuard bounds a direct hook run: far above any budget, it only turns a
-// hook that hangs into a failure instead of a stuck test.
-const hangGuard = 20 * time.Second
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
+)
 
 // runResult is one direct run of the binary.
 type runResult struct {
@@ -27,7 +25,9 @@ type runResult struct {
 // argv that ES's quoting could not produce.
 func (c *cabinet) run(conf string, args ...string) runResult {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	// cabinettest.Deadline, far above any budget, only turns a hook that
+	// hangs into a failure instead of a stuck test.
+	ctx, cancel := context.WithTimeout(context.Background(), cabinettest.Deadline)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, cabinetBin, args...)
 	cmd.Env = append(os.Environ(), "CABINET_CONFIG="+conf)
@@ -38,7 +38,7 @@ func (c *cabinet) run(conf string, args ...string) runResult {
 	err := cmd.Run()
 	r := runResult{Stdout: out.Bytes(), Stderr: errb.Bytes(), Err: err, Took: time.Since(start)}
 	if ctx.Err() != nil {
-		c.t.Fatalf("cabinet %q hung for %v", clipArgs(args), hangGuard)
+		c.t.Fatalf("cabinet %q hung for %v", clipArgs(args), cabinettest.Deadline)
 	}
 	return r
 }

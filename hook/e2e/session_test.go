@@ -33,7 +33,7 @@ func (c *cabinet) launch(rom, name string, d time.Duration, waitLive func()) {
 		// The tracker takes the same game's session_start within its 10 s
 		// duplicate window for a repeat of the last one: scenarios
 		// replayed on one cabinet relaunch a game later than that.
-		cabinettest.WaitFor(c.t, 15*time.Second, "10 s since the game's previous launch", nil, func() (bool, string) {
+		cabinettest.Await(c.t, "10 s since the game's previous launch", nil, func() (bool, string) {
 			return time.Since(c.lastLaunch) > 10500*time.Millisecond, "too close to the previous launch"
 		})
 	}
@@ -188,7 +188,7 @@ func (c *cabinet) flushFinal() {
 	c.t.Helper()
 	c.waitQuiet()
 	since := time.Now()
-	cabinettest.WaitFor(c.t, 10*time.Second, "the reorder window to pass", nil, func() (bool, string) {
+	cabinettest.Await(c.t, "the reorder window to pass", nil, func() (bool, string) {
 		return time.Since(since) > 3500*time.Millisecond, "still inside the window"
 	})
 	if r := c.hook("--flush-after", "1ms"); r.Err != nil || len(r.Stdout) != 0 {

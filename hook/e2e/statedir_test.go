@@ -26,7 +26,7 @@ import (
 func (c *cabinet) waitQuiet() {
 	c.t.Helper()
 	c.waitScripts()
-	cabinettest.WaitFor(c.t, 45*time.Second, "no delayed flush running", nil, func() (bool, string) {
+	cabinettest.Await(c.t, "no delayed flush running", nil, func() (bool, string) {
 		pids := c.flushers()
 		return len(pids) == 0, fmt.Sprintf("flushers %v alive", pids)
 	})
@@ -108,11 +108,11 @@ func (c *cabinet) cleanup() {
 		}
 	}
 	// A flusher still alive would recreate the tree it flushes into.
-	if ok, why := cabinettest.Eventually(60*time.Second, nil, func() (bool, string) {
+	if ok, why := cabinettest.Eventually(cabinettest.Deadline, nil, func() (bool, string) {
 		pids := c.flushers()
 		return len(pids) == 0, fmt.Sprintf("delayed flushers %v", pids)
 	}); !ok {
-		c.t.Errorf("%s still alive after a minute", why)
+		c.t.Errorf("%s still alive after %v", why, cabinettest.Deadline)
 	}
 	if os.Getenv(cabinettest.KeepEnv) != "1" || !c.t.Failed() {
 		os.RemoveAll(c.root)
@@ -142,7 +142,7 @@ func (c *cabinet) holdFlushLock() {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	cabinettest.WaitFor(c.t, 30*time.Second, "flush.lock", nil, func() (bool, string) {
+	cabinettest.Await(c.t, "flush.lock", nil, func() (bool, string) {
 		return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil, "held by a flusher"
 	})
 	c.flushLock = f
@@ -164,7 +164,7 @@ func (c *cabinet) lockStore() func() {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	cabinettest.WaitFor(c.t, 10*time.Second, "the store lock", nil, func() (bool, string) {
+	cabinettest.Await(c.t, "the store lock", nil, func() (bool, string) {
 		return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil, "held"
 	})
 	return func() { f.Close() }

@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // serve runs srv on a socket in a temporary dir until the test ends.
@@ -39,7 +40,7 @@ func exchange(t *testing.T, path, line string) string {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(5 * time.Second))
+	conn.SetDeadline(time.Now().Add(cabinettest.Deadline))
 	io.WriteString(conn, line+"\n")
 	rep, err := bufio.NewReader(conn).ReadString('\n')
 	if err != nil {
@@ -142,7 +143,7 @@ func FuzzServerRequest(f *testing.F) {
 		client, server := net.Pipe()
 		done := make(chan struct{})
 		go func() { srv.handle(context.Background(), server); close(done) }()
-		client.SetDeadline(time.Now().Add(5 * time.Second))
+		client.SetDeadline(time.Now().Add(cabinettest.Deadline))
 		go func() { client.Write(append(line, '\n')); client.Write([]byte{'\n'}) }()
 		rep, err := bufio.NewReader(client).ReadString('\n')
 		if err == nil && !strings.HasPrefix(rep, `{"ok":`) {

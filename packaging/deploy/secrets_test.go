@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 func TestSecretLines(t *testing.T) {
@@ -106,7 +108,7 @@ func TestPromptSecret(t *testing.T) {
 	var seen strings.Builder
 	wait := func(what string) {
 		t.Helper()
-		deadline := time.After(10 * time.Second)
+		deadline := time.After(cabinettest.Deadline)
 		for !strings.Contains(seen.String(), what) {
 			select {
 			case s := <-screen:
@@ -123,7 +125,7 @@ func TestPromptSecret(t *testing.T) {
 	var r result
 	select {
 	case r = <-done:
-	case <-time.After(10 * time.Second):
+	case <-time.After(cabinettest.Deadline):
 		t.Fatal("promptSecret did not return")
 	}
 	if r.err != nil || r.v != "hunter2" {

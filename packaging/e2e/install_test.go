@@ -101,7 +101,7 @@ func TestDeployUpgradeRollbackPurge(t *testing.T) {
 	}
 	id := c.id()
 	status := "batocera/" + id + "/status"
-	c.obs.WaitMsg(0, status, "online", 20*time.Second)
+	c.obs.AwaitMsg(0, status, "online")
 
 	// The real batocera-settings-get reads what install saved, and
 	// Cabinet's parser agrees on every key.
@@ -145,16 +145,16 @@ func TestDeployUpgradeRollbackPurge(t *testing.T) {
 	// Boot and shutdown as Batocera does them.
 	from := c.obs.Mark()
 	t.Log(tree.S99(t, "stop"))
-	c.obs.WaitMsg(from, status, "offline", 5*time.Second) // stop returned after the daemon said so
+	c.obs.AwaitMsg(from, status, "offline") // stop returned after the daemon said so
 	from = c.obs.Mark()
 	t.Log(tree.S99(t, "start"))
-	c.obs.WaitMsg(from, status, "online", 20*time.Second)
+	c.obs.AwaitMsg(from, status, "online")
 	c.waitDaemon("after S99userservices start", func(daemon.Status) bool { return true })
 
 	// An evening's game through the installed wrappers, as ES runs them.
 	from = c.obs.Mark()
 	c.fire("game-start", esevents.GameStartArgs(c.root+"/userdata/roms/nes/Super Mario Bros.nes", "Super Mario Bros.")...)
-	c.obs.WaitMsg(from, "batocera/"+id+"/now_playing", "Super Mario Bros.", 15*time.Second)
+	c.obs.AwaitMsg(from, "batocera/"+id+"/now_playing", "Super Mario Bros.")
 	c.fire("game-end", esevents.GameStartArgs(c.root+"/userdata/roms/nes/Super Mario Bros.nes", "Super Mario Bros.")...)
 	st := c.waitDaemon("the session logged", func(s daemon.Status) bool { return s.Sessions >= 1 })
 	sessions := st.Sessions
@@ -207,7 +207,7 @@ func TestDeployUpgradeRollbackPurge(t *testing.T) {
 	if after := snapshot(t, c.root); after != c.before {
 		t.Errorf("the tree after uninstall --purge differs from before the install:\nbefore:\n%s\nafter:\n%s", c.before, after)
 	}
-	cabinettest.WaitFor(t, 10*time.Second, "the broker forgets the cabinet", nil, func() (bool, string) {
+	cabinettest.Await(t, "the broker forgets the cabinet", nil, func() (bool, string) {
 		left := c.retained(id)
 		return len(left) == 0, fmt.Sprint(left)
 	})
@@ -234,17 +234,17 @@ func TestInstallOnExFAT(t *testing.T) {
 		t.Errorf("doctor's report after an install on exFAT does not say what 0600 is worth there:\n%s", res.out)
 	}
 	id := c.id()
-	c.obs.WaitMsg(0, "batocera/"+id+"/status", "online", 20*time.Second)
+	c.obs.AwaitMsg(0, "batocera/"+id+"/status", "online")
 	from := c.obs.Mark()
 	c.fire("game-start", esevents.GameStartArgs(c.root+"/userdata/roms/snes/Zelda.sfc", "Zelda")...)
-	c.obs.WaitMsg(from, "batocera/"+id+"/now_playing", "Zelda", 15*time.Second)
+	c.obs.AwaitMsg(from, "batocera/"+id+"/now_playing", "Zelda")
 	c.fire("game-end", esevents.GameStartArgs(c.root+"/userdata/roms/snes/Zelda.sfc", "Zelda")...)
 	c.waitDaemon("the session logged on exFAT", func(s daemon.Status) bool { return s.Sessions >= 1 })
 	// Boot through S99userservices: on exFAT the service file looks
 	// executable, so it is run directly.
 	from = c.obs.Mark()
 	tree.S99(t, "stop")
-	c.obs.WaitMsg(from, "batocera/"+id+"/status", "offline", 5*time.Second)
+	c.obs.AwaitMsg(from, "batocera/"+id+"/status", "offline")
 	tree.S99(t, "start")
 	c.waitDaemon("after S99userservices start on exFAT", func(s daemon.Status) bool { return s.Sessions >= 1 })
 
@@ -322,7 +322,7 @@ func (c *cab) id() string {
 func (c *cab) waitDaemon(what string, ok func(daemon.Status) bool) daemon.Status {
 	c.t.Helper()
 	var st daemon.Status
-	cabinettest.WaitFor(c.t, 30*time.Second, "daemon: "+what, nil, func() (bool, string) {
+	cabinettest.Await(c.t, "daemon: "+what, nil, func() (bool, string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		st = daemon.Status{}

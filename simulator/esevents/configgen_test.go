@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // argvScript appends "<path relative to root> arg=[...]..." as one line to $CONFIGGEN_LOG.
@@ -98,7 +100,7 @@ func TestConfiggenSynchronous(t *testing.T) {
 
 	returned := make(chan error, 1)
 	go func() { returned <- c.Run(ctxTimeout(t), GameStart, "nes", "libretro", "nestopia", "/r.nes") }()
-	waitFor(t, "a.sh to start", func() bool { return len(readLines(t, logFile)) > 0 })
+	cabinettest.Await(t, "a.sh to start", nil, func() bool { return len(readLines(t, logFile)) > 0 })
 	select {
 	case err := <-returned:
 		t.Fatalf("Run returned (%v) while a.sh was blocked", err)
@@ -151,7 +153,7 @@ func TestConfiggenCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	returned := make(chan error, 1)
 	go func() { returned <- c.Run(ctx, GameStart, "nes", "libretro", "", "/r.nes") }()
-	waitFor(t, "a.sh to start", func() bool { return exists(started) })
+	cabinettest.Await(t, "a.sh to start", nil, func() bool { return exists(started) })
 	cancel()
 	select {
 	case err := <-returned:

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // recordScript logs how it was called into its own file under $ESEVENTS_REC (scripts of one event
@@ -258,19 +260,6 @@ func mkfifo(t *testing.T, path string) {
 	}
 }
 
-// waitFor polls cond until it holds or the deadline passes. It waits on a condition; nothing
-// is assumed to have happened after some time.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
@@ -280,7 +269,7 @@ func exists(path string) bool {
 func release(t *testing.T, fifo string) {
 	t.Helper()
 	var f *os.File
-	waitFor(t, "a reader on "+filepath.Base(fifo), func() bool {
+	cabinettest.Await(t, "a reader on "+filepath.Base(fifo), nil, func() bool {
 		var err error
 		f, err = os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
 		if errors.Is(err, syscall.ENXIO) {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // gateScript writes <marks>/<tag>.started, blocks reading <marks>/<tag>.gate (a FIFO) until the
@@ -35,8 +37,8 @@ func TestQuitRootScriptBlocks(t *testing.T) {
 			returned := make(chan error, 1)
 			go func() { returned <- tr.firer.FireContext(ctxTimeout(t), event) }()
 
-			waitFor(t, "the root script to start", func() bool { return exists(mark("root.started")) })
-			waitFor(t, "the per-event script to start", func() bool { return exists(mark("sub.started")) })
+			cabinettest.Await(t, "the root script to start", nil, func() bool { return exists(mark("root.started")) })
+			cabinettest.Await(t, "the per-event script to start", nil, func() bool { return exists(mark("sub.started")) })
 			if event == "quit" {
 				select {
 				case err := <-returned:
@@ -84,7 +86,7 @@ func TestQuitContextCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	returned := make(chan error, 1)
 	go func() { returned <- tr.firer.FireContext(ctx, "quit") }()
-	waitFor(t, "the root script to start", func() bool { return exists(filepath.Join(marks, "root.started")) })
+	cabinettest.Await(t, "the root script to start", nil, func() bool { return exists(filepath.Join(marks, "root.started")) })
 	cancel()
 	select {
 	case err := <-returned:
@@ -109,7 +111,7 @@ func TestKillAndWait(t *testing.T) {
 	writeFile(t, filepath.Join(tr.userScripts(), "wake", "slow"), gateScript(marks, "sub"), 0o755)
 
 	tr.firer.Fire("wake")
-	waitFor(t, "the script to start", func() bool { return exists(filepath.Join(marks, "sub.started")) })
+	cabinettest.Await(t, "the script to start", nil, func() bool { return exists(filepath.Join(marks, "sub.started")) })
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := tr.firer.Wait(ctx); !errors.Is(err, context.Canceled) {

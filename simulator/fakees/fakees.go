@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/batocera-cabinet/cabinet/daemon/clock"
 	"github.com/batocera-cabinet/cabinet/simulator/library"
 )
 
@@ -124,7 +125,7 @@ type Server struct {
 	phase      phase
 	gen        int // bumps on every transition start; stale timers compare it
 	pending    *pendingLaunch
-	transition Timer
+	transition clock.Timer
 	run        *session
 	queue      []posted
 
@@ -156,7 +157,7 @@ type session struct {
 	cancel    context.CancelFunc
 	done      chan struct{} // closed when the end of the game is fully processed
 	exitCode  *int          // set by EndGame / the play timer (guarded by Server.mu)
-	playTimer Timer
+	playTimer clock.Timer
 }
 
 // New returns a Server for cfg, with defaults for zero fields.
@@ -171,7 +172,7 @@ func New(cfg Config) *Server {
 		cfg.Collections = []string{"all", "favorites", "recent"}
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = realClock{}
+		cfg.Clock = clock.Real{}
 	}
 	if cfg.Events == nil {
 		cfg.Events = discard{}

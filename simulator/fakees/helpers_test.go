@@ -8,13 +8,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/batocera-cabinet/cabinet/daemon/clock"
 )
 
-// env is a fake ES on a real loopback socket with a manual clock.
+// env is a fake ES on a real loopback socket with a fake clock.
 type env struct {
 	t      *testing.T
 	srv    *Server
-	clock  *ManualClock
+	clock  *clock.Fake
 	ln     *Listener
 	events *Recorder
 }
@@ -23,7 +25,7 @@ var epoch = time.Date(2026, 11, 30, 3, 6, 35, 0, time.UTC)
 
 func newEnv(t *testing.T, cfg Config) *env {
 	t.Helper()
-	e := &env{t: t, clock: NewManualClock(epoch), events: &Recorder{}}
+	e := &env{t: t, clock: clock.NewFake(epoch), events: &Recorder{}}
 	if cfg.Clock == nil {
 		cfg.Clock = e.clock
 	}
@@ -93,18 +95,6 @@ func (e *env) raw(request string) response {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return response{resp.StatusCode, resp.Header, b}
-}
-
-// waitFor polls cond until it holds or 5 s pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
 }
 
 func equalStrings(a, b []string) bool {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batocera-cabinet/cabinet/daemon/clock"
 	"github.com/batocera-cabinet/cabinet/simulator/library"
 )
 
@@ -86,7 +87,7 @@ func (o *orderSink) Fire(event string, args ...string) {
 }
 
 func TestRunningGameUnsetAroundEvents(t *testing.T) {
-	e := &env{t: t, clock: NewManualClock(epoch), events: &Recorder{}}
+	e := &env{t: t, clock: clock.NewFake(epoch), events: &Recorder{}}
 	sink := &orderSink{e: e, running: map[string]bool{}}
 	e.srv = New(Config{Library: library.Captured(""), Clock: e.clock, Events: sink})
 	e.srv.Launch("nes", smbID)

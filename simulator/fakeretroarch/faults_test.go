@@ -5,6 +5,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 func TestLatencyHoldsRepliesAndUnloadStillReturns(t *testing.T) {
@@ -22,7 +24,7 @@ func TestLatencyHoldsRepliesAndUnloadStillReturns(t *testing.T) {
 	go func() { s.Unload(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(safety):
+	case <-time.After(cabinettest.Deadline):
 		t.Fatal("Unload hung behind the latency wait")
 	}
 }

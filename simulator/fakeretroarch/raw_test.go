@@ -1,17 +1,14 @@
 package fakeretroarch
 
 import (
-	"context"
 	"errors"
 	"net"
 	"syscall"
 	"testing"
 	"time"
-)
 
-// safety bounds a wait that should end at once; it is a hang guard, not a
-// timing assertion.
-const safety = 5 * time.Second
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
+)
 
 // rawConn is a UDP socket connected to the fake, for byte-exact checks.
 type rawConn struct {
@@ -39,7 +36,7 @@ func (r *rawConn) send(msg string) {
 // read returns the next datagram, or the read error.
 func (r *rawConn) read() (string, error) {
 	buf := make([]byte, 64*1024)
-	_ = r.conn.SetReadDeadline(time.Now().Add(safety))
+	_ = r.conn.SetReadDeadline(time.Now().Add(cabinettest.Deadline))
 	n, err := r.conn.Read(buf)
 	if err != nil {
 		return "", err
@@ -89,9 +86,7 @@ func loaded(t *testing.T, s *Server, c Content) string {
 
 func waitFor(t *testing.T, s *Server, what string, cond func(Snapshot) bool) Snapshot {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), safety)
-	defer cancel()
-	snap, err := s.WaitFor(ctx, cond)
+	snap, err := s.WaitFor(cabinettest.Context(t), cond)
 	if err != nil {
 		t.Fatalf("waiting for %s: %v (last snapshot %+v)", what, err, snap)
 	}

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 func TestLifecycleKeepsAddressAndHasNoSocketWithoutGame(t *testing.T) {
@@ -151,7 +153,7 @@ func TestQuitClosesTheGame(t *testing.T) {
 	r.send("QUIT")
 	select {
 	case <-quit:
-	case <-time.After(safety):
+	case <-time.After(cabinettest.Deadline):
 		t.Fatal("OnQuit was not called after QUIT")
 	}
 	if snap := s.Snapshot(); snap.Loaded || snap.Listening || snap.Quits != 1 {

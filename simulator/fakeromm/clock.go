@@ -1,16 +1,14 @@
 package fakeromm
 
-import (
-	"sync"
-	"time"
-)
+import "time"
 
 // The write side keeps time the way RomM's Redis keys do: pair codes
 // (60 s), device-flow requests (600 s), poll pacing (5 s) and activity
 // entries (90 s) expire by a clock. Options.Now stays the fixed stamp of
 // the library; the write side reads the server's clock, which is real
 // time until SetClock replaces it, so `cabinet simulate` behaves as RomM
-// does and a test can move time without sleeping (see ManualClock).
+// does and a test can move time without sleeping (SetClock(fake.Now), with a
+// *clock.Fake of daemon/clock).
 
 // SetClock makes now the server's clock for expiry, pacing and the
 // timestamps of what clients write; nil restores real time.
@@ -27,30 +25,6 @@ func (s *Server) now() time.Time {
 		return s.state.clock()
 	}
 	return time.Now()
-}
-
-// ManualClock is a clock that moves only when told to; its zero value
-// starts at the zero time, so start it with NewManualClock.
-type ManualClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-// NewManualClock returns a clock reading t.
-func NewManualClock(t time.Time) *ManualClock { return &ManualClock{t: t} }
-
-// Now is the clock's time (pass c.Now to SetClock).
-func (c *ManualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-// Advance moves the clock forward by d.
-func (c *ManualClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
 }
 
 // pyISO is Python's datetime.isoformat() of a UTC time: microseconds

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batocera-cabinet/cabinet/daemon/clock"
 	"github.com/batocera-cabinet/cabinet/simulator/testpeers/prism"
 )
 
@@ -110,7 +111,7 @@ func TestPrismConformanceWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clk := NewManualClock(t0)
+	clk := clock.NewFake(t0)
 	s.SetClock(clk.Now)
 	limited, err := New(Options{Token: limitedToken, Scopes: []string{}})
 	if err != nil {

@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/testpeers/realromarr"
 )
 
@@ -28,16 +28,12 @@ func TestRealROMarrAsClient(t *testing.T) {
 	rr := realromarr.Start(t, realromarr.Options{RommURL: base, RommToken: s.Token()})
 	want := fmt.Sprintf("library refreshed: %d games across 1 library (%d on disk, %d catalogued elsewhere)",
 		s.ROMCount(), *onDisk.Total, *missing.Total)
-	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(rr.Log(), want) {
+	cabinettest.Await(t, fmt.Sprintf("ROMarr to log %q", want), nil, func() (bool, string) {
 		if strings.Contains(rr.Log(), "did not honour") {
 			t.Fatalf("ROMarr found a filter ignored:\n%s", rr.Log())
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("ROMarr did not log %q within 60 s; log:\n%s", want, rr.Log())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return strings.Contains(rr.Log(), want), "log:\n" + rr.Log()
+	})
 	// /api/health (with the key) asks RomM's heartbeat.
 	req, _ := http.NewRequest("GET", rr.URL()+"/api/health", nil)
 	req.Header.Set("X-Api-Key", rr.APIKey())
@@ -57,11 +53,7 @@ func TestRealROMarrAsClient(t *testing.T) {
 		}
 		return false
 	}
-	for deadline := time.Now().Add(30 * time.Second); inFlight(); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("a request to the fake is still unanswered after 30 s")
-		}
-	}
+	cabinettest.Await(t, "every request to the fake to be answered", nil, func() bool { return !inFlight() })
 
 	log := rr.Log()
 	for _, bad := range []string{"did not honour", "library refresh failed", "count refresh failed", "platform list unavailable", "Traceback"} {

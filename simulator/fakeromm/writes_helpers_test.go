@@ -8,16 +8,18 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/batocera-cabinet/cabinet/daemon/clock"
 )
 
 // t0 is where the manual clocks of the write-side tests start.
 var t0 = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 
-// writeServer is a 5.3.1 fake whose token holds WriteScopes, on a manual clock.
-func writeServer(t *testing.T) (*Server, string, *ManualClock) {
+// writeServer is a 5.3.1 fake whose token holds WriteScopes, on a fake clock.
+func writeServer(t *testing.T) (*Server, string, *clock.Fake) {
 	t.Helper()
 	s, base := newServer(t, Options{Scopes: WriteScopes()})
-	clk := NewManualClock(t0)
+	clk := clock.NewFake(t0)
 	s.SetClock(clk.Now)
 	return s, base, clk
 }

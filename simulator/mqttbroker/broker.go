@@ -2,7 +2,9 @@
 // tests and `cabinet demo`: optional user/password authentication, a record
 // of every message published through it (retain flag kept, like
 // `mosquitto_sub --retain-as-published`), and stop/start on the same port to
-// play a broker restart.
+// play a broker restart. Unlike Mosquitto it refuses subscriptions to $SYS
+// and publishes a will at once (no MQTT 5 will delay): both keep mochi's
+// retained store still while a subscriber reads it (retaingate.go).
 package mqttbroker
 
 import (
@@ -12,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -44,6 +47,7 @@ type Broker struct {
 
 	mu      sync.Mutex
 	srv     *mqtt.Server
+	gate    *retainGate
 	ln      *trackingListener
 	msgs    []Message
 	waiters []chan struct{}
@@ -83,6 +87,11 @@ func (b *Broker) start() error {
 		ln.Close()
 		return err
 	}
+	gate := newRetainGate()
+	if err := srv.AddHook(gate, nil); err != nil { // last: see retainGate
+		ln.Close()
+		return err
+	}
 	tl := &trackingListener{Listener: ln, conns: map[net.Conn]struct{}{}}
 	if err := srv.AddListener(listeners.NewNet("tcp", tl)); err != nil {
 		ln.Close()
@@ -93,7 +102,7 @@ func (b *Broker) start() error {
 		return fmt.Errorf("embedded broker: %w", err)
 	}
 	b.mu.Lock()
-	b.srv, b.ln = srv, tl
+	b.srv, b.gate, b.ln = srv, gate, tl
 	b.mu.Unlock()
 	return nil
 }
@@ -113,7 +122,7 @@ func (b *Broker) URL() string { return "tcp://" + b.addr }
 func (b *Broker) Close() error {
 	b.mu.Lock()
 	srv, tl := b.srv, b.ln
-	b.srv, b.ln = nil, nil
+	b.srv, b.gate, b.ln = nil, nil, nil
 	b.mu.Unlock()
 	if srv == nil {
 		return nil
@@ -225,17 +234,22 @@ func (b *Broker) Changed() <-chan struct{} {
 // Retained returns the broker's current retained payload for topic.
 func (b *Broker) Retained(topic string) ([]byte, bool) {
 	b.mu.Lock()
-	srv := b.srv
+	srv, gate := b.srv, b.gate
 	b.mu.Unlock()
 	if srv == nil {
 		return nil, false
 	}
-	for _, pk := range srv.Topics.Messages(topic) {
-		if pk.TopicName == topic {
-			return pk.Payload, true
+	var payload []byte
+	var found bool
+	gate.read(func() {
+		for _, pk := range srv.Topics.Messages(topic) {
+			if pk.TopicName == topic {
+				payload, found = pk.Payload, true
+				return
+			}
 		}
-	}
-	return nil, false
+	})
+	return payload, found
 }
 
 // RetainedAll returns every retained message the broker holds: topic →
@@ -244,17 +258,19 @@ func (b *Broker) Retained(topic string) ([]byte, bool) {
 // acknowledged.
 func (b *Broker) RetainedAll() map[string][]byte {
 	b.mu.Lock()
-	srv := b.srv
+	srv, gate := b.srv, b.gate
 	b.mu.Unlock()
 	out := map[string][]byte{}
 	if srv == nil {
 		return out
 	}
-	for _, pk := range srv.Topics.Retained.GetAll() {
-		if len(pk.Payload) > 0 {
-			out[pk.TopicName] = append([]byte(nil), pk.Payload...)
+	gate.read(func() {
+		for _, pk := range srv.Topics.Retained.GetAll() {
+			if len(pk.Payload) > 0 {
+				out[pk.TopicName] = append([]byte(nil), pk.Payload...)
+			}
 		}
-	}
+	})
 	return out
 }
 
@@ -273,10 +289,11 @@ func (b *Broker) Capture() []byte {
 }
 
 // record keeps m; wake tells the waiters. A client's publish is recorded
-// when it arrives (OnPublish, before its PUBACK leaves, so the record is
-// never behind what a client was acknowledged) and announced once it is
-// retained and sent on (OnPublished), so a waiter woken by it finds it in
-// the store too.
+// before its PUBACK leaves, so the record is never behind what a client was
+// acknowledged: a plain one when it arrives (OnPublish), a retained one (or
+// a retained will) once it is in the store (OnRetainMessage), so that what
+// the record shows a fresh subscriber gets too. It is announced once it is
+// sent on (OnPublished, OnWillSent).
 func (b *Broker) record(m Message) {
 	b.mu.Lock()
 	b.msgs = append(b.msgs, m)
@@ -309,7 +326,13 @@ func (h *authHook) OnConnectAuthenticate(cl *mqtt.Client, pk packets.Packet) boo
 	want, ok := h.users[string(pk.Connect.Username)]
 	return ok && pk.Connect.PasswordFlag && want == string(pk.Connect.Password)
 }
-func (h *authHook) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool { return true }
+
+// OnACLCheck lets every client publish and subscribe anywhere but to $SYS:
+// mochi rewrites its $SYS topics with no hook to hold its retained store
+// still (see retainGate), so nobody may read them.
+func (h *authHook) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
+	return write || !strings.HasPrefix(topic, mqtt.SysPrefix)
+}
 
 type recordHook struct {
 	mqtt.HookBase
@@ -318,7 +341,11 @@ type recordHook struct {
 
 func (h *recordHook) ID() string { return "cabinet-record" }
 func (h *recordHook) Provides(b byte) bool {
-	return b == mqtt.OnPublish || b == mqtt.OnPublished || b == mqtt.OnWillSent
+	switch b {
+	case mqtt.OnPublish, mqtt.OnRetainMessage, mqtt.OnPublished, mqtt.OnWillSent:
+		return true
+	}
+	return false
 }
 
 func message(cl *mqtt.Client, pk packets.Packet) Message {
@@ -327,15 +354,24 @@ func message(cl *mqtt.Client, pk packets.Packet) Message {
 }
 
 func (h *recordHook) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
-	h.b.record(message(cl, pk))
+	if !pk.FixedHeader.Retain {
+		h.b.record(message(cl, pk))
+	}
 	return pk, nil
+}
+
+// OnRetainMessage records a retained publish or will, now in the store.
+func (h *recordHook) OnRetainMessage(cl *mqtt.Client, pk packets.Packet, r int64) {
+	h.b.record(message(cl, pk))
 }
 
 func (h *recordHook) OnPublished(cl *mqtt.Client, pk packets.Packet) { h.b.wake() }
 
 // OnWillSent records a last will the broker published for a lost client
-// (no OnPublish precedes it).
+// (no OnPublish precedes it; a retained one was recorded as it was stored).
 func (h *recordHook) OnWillSent(cl *mqtt.Client, pk packets.Packet) {
-	h.b.record(message(cl, pk))
+	if !pk.FixedHeader.Retain {
+		h.b.record(message(cl, pk))
+	}
 	h.b.wake()
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/library/romm"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeromm"
 	"github.com/batocera-cabinet/cabinet/simulator/library"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // The installer against a RomM that misbehaves, or a cabinet that runs out of room: whatever
@@ -527,13 +528,7 @@ func TestInstallTwoAtOnce(t *testing.T) {
 				res, err := r.in.Install(ctx, Request{ROMID: first.ID}, nil)
 				done <- outcome{res, err}
 			}()
-			deadline := time.Now().Add(5 * time.Second)
-			for len(contentRequests(r, first.ID)) == 0 {
-				if time.Now().After(deadline) {
-					t.Fatal("the first install did not start its download")
-				}
-				time.Sleep(5 * time.Millisecond)
-			}
+			cabinettest.Await(t, "the first install to start its download", nil, func() bool { return len(contentRequests(r, first.ID)) > 0 })
 			in2 := tt.second(r)
 			_, err := in2.Install(ctx, Request{ROMID: second.ID}, nil)
 			if !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), "try again when it is done") {

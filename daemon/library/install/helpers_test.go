@@ -22,6 +22,7 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/simulator/fakeromm"
 	"github.com/batocera-cabinet/cabinet/simulator/library"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // Helpers of the fault tests (faults_test.go); the rig itself is install_test.go's.
@@ -125,9 +126,9 @@ func listed(t *testing.T, r *rig, system string) []string {
 	if err := r.esc.ReloadGames(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		var paths []string
+	var paths []string
+	cabinettest.Await(t, "ES to rescan "+system, nil, func() bool {
+		paths = nil
 		seen := false
 		for _, g := range r.cab.Library.Games(system) {
 			if g.Path == probe {
@@ -136,15 +137,10 @@ func listed(t *testing.T, r *rig, system string) []string {
 			}
 			paths = append(paths, g.Path)
 		}
-		if seen {
-			slices.Sort(paths)
-			return paths
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("ES did not rescan %s within 5 s", system)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return seen
+	})
+	slices.Sort(paths)
+	return paths
 }
 
 // assertNothingLeft: no stage or part file anywhere, nothing changed in the tree since before,

@@ -16,6 +16,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/simulator"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeromm"
 	"github.com/batocera-cabinet/cabinet/simulator/library"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // rig is an installer over the simulator: its fake ES (which rescans the tree on a reload) and
@@ -136,17 +137,10 @@ func TestInstallSingleFileListedWithMetadata(t *testing.T) {
 
 func waitGone(t *testing.T, r *rig, system, id string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	cabinettest.Await(t, fmt.Sprintf("ES to forget %s/%s", system, id), nil, func() (bool, string) {
 		_, err := r.esc.GameLocal(context.Background(), system, id)
-		if errors.Is(err, es.ErrNotFound) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("ES still lists %s/%s: %v", system, id, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return errors.Is(err, es.ErrNotFound), fmt.Sprintf("ES still lists it: %v", err)
+	})
 }
 
 func TestInstallZipVerifiedByContents(t *testing.T) {
@@ -232,16 +226,7 @@ func TestInstallWhileAGameRuns(t *testing.T) {
 	if err := r.cab.ES.Launch(g.System, g.ID); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if _, ok := r.cab.ES.Running(); ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the game did not start")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	cabinettest.Await(t, "the game to start", nil, func() bool { _, ok := r.cab.ES.Running(); return ok })
 	res, err := r.in.Install(ctx, Request{ROMID: fakeromm.ROMCosmicCrusade}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -250,12 +235,7 @@ func TestInstallWhileAGameRuns(t *testing.T) {
 		t.Fatalf("installed while a game runs: %+v", res)
 	}
 	r.cab.ES.EndGame(0)
-	for {
-		if _, ok := r.cab.ES.Running(); !ok {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	cabinettest.Await(t, "the game ended", nil, func() bool { _, ok := r.cab.ES.Running(); return !ok })
 	n, err := r.in.FinishPending(ctx)
 	if err != nil || n != 1 {
 		t.Fatalf("FinishPending: %d, %v", n, err)

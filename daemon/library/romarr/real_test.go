@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon/library/romarr"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/testpeers/realromarr"
 )
 
@@ -158,10 +159,11 @@ func TestRealROMarr(t *testing.T) {
 
 	t.Run("search the library", func(t *testing.T) {
 		var got []romarr.LibraryItem
-		err := waitFor(5*time.Second, func() (err error) {
+		var err error
+		cabinettest.Await(t, "ROMarr's library to load", nil, func() (bool, string) {
 			got, err = c.Search(ctx, "super m", 10)
-			return err
-		}, romarr.ErrLibraryLoading)
+			return !errors.Is(err, romarr.ErrLibraryLoading), "still loading"
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -216,20 +218,12 @@ func TestRealROMarrWithoutLibrary(t *testing.T) {
 	t.Parallel()
 	srv := realromarr.Start(t, realromarr.Options{})
 	c := client(t, srv.URL(), srv.APIKey())
-	err := waitFor(5*time.Second, func() error { _, err := c.Search(context.Background(), "mario", 5); return err }, romarr.ErrLibraryLoading)
+	var err error
+	cabinettest.Await(t, "ROMarr to be done loading", nil, func() (bool, string) {
+		_, err = c.Search(context.Background(), "mario", 5)
+		return !errors.Is(err, romarr.ErrLibraryLoading), "still loading"
+	})
 	if !errors.Is(err, romarr.ErrNoLibrary) {
 		t.Fatalf("Search() error = %v, want ErrNoLibrary", err)
-	}
-}
-
-// waitFor calls f until it returns anything but an error wrapping retry, at most d.
-func waitFor(d time.Duration, f func() error, retry error) error {
-	deadline := time.Now().Add(d)
-	for {
-		err := f()
-		if !errors.Is(err, retry) || time.Now().After(deadline) {
-			return err
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }

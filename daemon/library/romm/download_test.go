@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/simulator/fakeromm"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/testpeers/prism"
 )
 
@@ -87,24 +88,22 @@ func contentRequests(fake *fakeromm.Server, id int) []fakeromm.Request {
 	return out
 }
 
-// statuses waits (up to 5 s) until the fake has recorded the status of every download of ROM id
+// statuses waits until the fake has recorded the status of every download of ROM id
 // (it records once the handler returns, which may be after the client read the answer) and
 // returns them.
 func statuses(t *testing.T, fake *fakeromm.Server, id int) []int {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		var out []int
+	var out []int
+	cabinettest.Await(t, "the fake to record every download's status", nil, func() (bool, string) {
+		out = nil
 		done := true
 		for _, r := range contentRequests(fake, id) {
 			out = append(out, r.Status)
 			done = done && r.Status != 0
 		}
-		if done || time.Now().After(deadline) {
-			return out
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return done, fmt.Sprintf("statuses %v", out)
+	})
+	return out
 }
 
 // romFile is the fake's fixture ROM id and its first file as the client reads it.

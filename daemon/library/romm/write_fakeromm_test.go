@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batocera-cabinet/cabinet/daemon/clock"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeromm"
 )
 
@@ -50,12 +51,12 @@ func writeTestROMs(t *testing.T, fake *fakeromm.Server) (int, int) {
 
 func TestDeviceFlowAgainstFakeRomM(t *testing.T) {
 	ctx := context.Background()
-	clock := fakeromm.NewManualClock(time.Date(2026, 6, 1, 20, 0, 0, 0, time.UTC))
+	clk := clock.NewFake(time.Date(2026, 6, 1, 20, 0, 0, 0, time.UTC))
 	fake, err := fakeromm.New(fakeromm.Options{Version: fakeromm.Version531})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fake.SetClock(clock.Now)
+	fake.SetClock(clk.Now)
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
 	c := newClient(t, srv.URL, func(c *Config) { c.Token = "" })
@@ -75,7 +76,7 @@ func TestDeviceFlowAgainstFakeRomM(t *testing.T) {
 		want    error
 	}{{0, ErrAuthorizationPending}, {time.Second, ErrSlowDown}, {6 * time.Second, ErrAuthorizationPending}}
 	for i, s := range steps {
-		clock.Advance(s.advance)
+		clk.Advance(s.advance)
 		if _, err := c.DeviceToken(ctx, d.DeviceCode); !errors.Is(err, s.want) {
 			t.Fatalf("poll %d: %v, want %v", i, err, s.want)
 		}
@@ -83,7 +84,7 @@ func TestDeviceFlowAgainstFakeRomM(t *testing.T) {
 	if err := fake.Approve(d.UserCode, []string{"roms.read", "roms.user.write", "devices.write"}); err != nil {
 		t.Fatal(err)
 	}
-	clock.Advance(6 * time.Second)
+	clk.Advance(6 * time.Second)
 	tok, err := c.DeviceToken(ctx, d.DeviceCode)
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +107,7 @@ func TestDeviceFlowAgainstFakeRomM(t *testing.T) {
 	if _, err := c.DeviceToken(ctx, d2.DeviceCode); !errors.Is(err, ErrAccessDenied) {
 		t.Errorf("denied: %v", err)
 	}
-	clock.Advance(61 * time.Second)
+	clk.Advance(61 * time.Second)
 	if _, err := c.DeviceToken(ctx, d2.DeviceCode); !errors.Is(err, ErrExpiredToken) {
 		t.Errorf("denied, a minute later: %v", err)
 	}
@@ -115,7 +116,7 @@ func TestDeviceFlowAgainstFakeRomM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock.Advance(d3.ExpiresIn)
+	clk.Advance(d3.ExpiresIn)
 	if _, err := c.DeviceToken(ctx, d3.DeviceCode); !errors.Is(err, ErrExpiredToken) {
 		t.Errorf("after ExpiresIn: %v", err)
 	}
@@ -145,7 +146,7 @@ func TestDeviceFlowAgainstFakeRomM(t *testing.T) {
 		t.Errorf("still active: %+v", a)
 	}
 
-	now := clock.Now()
+	now := clk.Now()
 	sessions := []PlaySession{
 		{ROMID: rom1, Start: now.Add(-2*time.Hour + 300*time.Millisecond), End: now.Add(-time.Hour), Duration: time.Hour},
 		{ROMID: rom2, Start: now.Add(-50 * time.Minute), End: now.Add(-50 * time.Minute)}, // refused here

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batocera-cabinet/cabinet/daemon/clock"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeromm"
 	"github.com/batocera-cabinet/cabinet/simulator/testpeers/prism"
 )
@@ -134,8 +135,8 @@ func TestPrismProxyWrites(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			clock := fakeromm.NewManualClock(time.Now().UTC().Truncate(time.Second))
-			fake.SetClock(clock.Now)
+			clk := clock.NewFake(time.Now().UTC().Truncate(time.Second))
+			fake.SetClock(clk.Now)
 			upstream := httptest.NewServer(fake)
 			t.Cleanup(upstream.Close)
 			var base string
@@ -167,7 +168,7 @@ func TestPrismProxyWrites(t *testing.T) {
 			if err := fake.Approve(d.UserCode, nil); err != nil {
 				t.Fatal(err)
 			}
-			clock.Advance(6 * time.Second)
+			clk.Advance(6 * time.Second)
 			tok, err := c.DeviceToken(ctx, d.DeviceCode)
 			rec.check(t, "DeviceToken approved")
 			if err != nil {
@@ -221,7 +222,7 @@ func TestPrismProxyWrites(t *testing.T) {
 				t.Error(err)
 			}
 
-			now := clock.Now()
+			now := clk.Now()
 			sessions := []PlaySession{
 				{ROMID: rom1, Start: now.Add(-2 * time.Hour), End: now.Add(-time.Hour), Duration: time.Hour},
 				{ROMID: 0, Start: now.Add(-40 * time.Minute), End: now.Add(-30 * time.Minute), Duration: 10 * time.Minute},

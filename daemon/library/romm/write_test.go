@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -412,11 +413,29 @@ func TestWriteTimeoutAndBounds(t *testing.T) {
 		body: map[string]string{"x": strings.Repeat("a", maxRequestBody)}})
 	mustErr(t, err, ErrInvalid)
 
+	// An answer that says it is over the bound is refused before its body is read.
 	f.route("/api/devices", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"device_id":"%s","pad":"%s"}`, testDeviceID, strings.Repeat("a", maxJSON))
+		w.Header().Set("Content-Length", strconv.Itoa(maxJSON+1))
+		fmt.Fprintf(w, `{"device_id":"%s","pad":"`, testDeviceID)
 	})
 	_, err = c.RegisterDevice(context.Background(), DeviceInfo{MAC: "b8:27:eb:12:34:ab"})
+	mustErr(t, err, ErrTooLarge)
+	// A chunked answer (no length) that never ends is read up to the request's bound and refused
+	// there; a small bound keeps the amount streamed independent of maxJSON and of the machine's speed.
+	f.route("/api/devices", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"device_id":"%s","pad":"`, testDeviceID)
+		pad := []byte(strings.Repeat("a", 1024))
+		for r.Context().Err() == nil {
+			if _, err := w.Write(pad); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+		}
+	})
+	_, _, err = c.send(context.Background(), writeRequest{request: request{path: "/api/devices", max: 8 << 10}, method: http.MethodPost,
+		body: map[string]string{"mac_address": "b8:27:eb:12:34:ab"}})
 	mustErr(t, err, ErrTooLarge)
 	f.route("/api/devices", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")

@@ -8,7 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // absPath is an absolute path where one starts in a shell script.
@@ -169,18 +170,6 @@ func (tr *Tree) calls(t *testing.T, name string) string {
 	return string(b)
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func TestS99RunsEnabledServicesOnly(t *testing.T) {
 	t.Parallel()
 	tr := New(t)
@@ -200,7 +189,7 @@ func TestS99RunsEnabledServicesOnly(t *testing.T) {
 			t.Errorf("S99 start output lacks %q:\n%s", line, out)
 		}
 	}
-	waitFor(t, "the enabled services to start", func() bool {
+	cabinettest.Await(t, "the enabled services to start", nil, func() bool {
 		return tr.calls(t, "on_exec") == "start\n" && tr.calls(t, "on_bash") == "start\n"
 	})
 
@@ -228,7 +217,7 @@ func TestS99MigratesCustomSh(t *testing.T) {
 	if v, _ := tr.SettingsGet(t, "system.services"); v != "custom_service" {
 		t.Errorf("system.services = %q, want custom_service", v)
 	}
-	waitFor(t, "custom_service to start", func() bool { return tr.calls(t, "custom") == "start\n" })
+	cabinettest.Await(t, "custom_service to start", nil, func() bool { return tr.calls(t, "custom") == "start\n" })
 }
 
 func TestToolsWithFile(t *testing.T) {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 func TestExFATTree(t *testing.T) {
@@ -52,5 +54,5 @@ func TestExFATTree(t *testing.T) {
 	if !strings.Contains(out, "User Service: plain -> service is enabled [ok]") {
 		t.Errorf("S99 start output:\n%s", out)
 	}
-	waitFor(t, "the exFAT service to start", func() bool { return tr.calls(t, "plain") == "start\n" })
+	cabinettest.Await(t, "the exFAT service to start", nil, func() bool { return tr.calls(t, "plain") == "start\n" })
 }

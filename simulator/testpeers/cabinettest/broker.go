@@ -32,9 +32,6 @@ const (
 	TestPass = "e2e-observer-pw"
 )
 
-// brokerTimeout bounds a Mosquitto start and every test client operation.
-const brokerTimeout = 15 * time.Second
-
 // EachBroker runs fn as a parallel subtest per kind (the embedded broker
 // and a real Mosquitto when no kinds are given), t itself in parallel with
 // the other tests: most of their time is spent waiting. A missing Mosquitto
@@ -93,7 +90,7 @@ func StartBroker(t testing.TB, kind Kind, opts BrokerOptions) *Broker {
 	case Embedded:
 		b.emb, err = mqttbroker.Start(mqttbroker.Options{Users: b.users})
 	default:
-		ctx, cancel := context.WithTimeout(context.Background(), brokerTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), Deadline)
 		defer cancel()
 		b.mos, err = realmosquitto.Start(ctx, TempDir(t, "mosquitto"), realmosquitto.Options{Users: b.users, Persist: kind == MosquittoPersist})
 	}
@@ -169,7 +166,7 @@ func (b *Broker) Restart(t testing.TB) {
 	if b.emb != nil {
 		err = b.emb.Restart()
 	} else {
-		ctx, cancel := context.WithTimeout(context.Background(), brokerTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), Deadline)
 		defer cancel()
 		err = b.mos.Restart(ctx)
 	}
@@ -200,7 +197,7 @@ func (b *Broker) Birth(t testing.TB) {
 	}
 	c := b.Dial(t)
 	defer c.Disconnect(0)
-	if tok := c.Publish("homeassistant/status", 1, false, "online"); !tok.WaitTimeout(brokerTimeout) || tok.Error() != nil {
+	if tok := c.Publish("homeassistant/status", 1, false, "online"); !tok.WaitTimeout(Deadline) || tok.Error() != nil {
 		t.Fatalf("birth: %v", tok.Error())
 	}
 }
@@ -212,7 +209,7 @@ func (b *Broker) Clear(t testing.TB, topics []string) {
 	c := b.Dial(t)
 	defer c.Disconnect(0)
 	for _, topic := range topics {
-		if tok := c.Publish(topic, 1, true, []byte{}); !tok.WaitTimeout(brokerTimeout) || tok.Error() != nil {
+		if tok := c.Publish(topic, 1, true, []byte{}); !tok.WaitTimeout(Deadline) || tok.Error() != nil {
 			t.Fatalf("clear %s: %v", topic, tok.Error())
 		}
 	}
@@ -226,13 +223,13 @@ func (b *Broker) Dial(t testing.TB) mqtt.Client {
 	t.Helper()
 	o := mqtt.NewClientOptions().AddBroker(b.URL()).
 		SetClientID(fmt.Sprintf("e2e-test-%d-%d", time.Now().UnixNano()%1e6, clientSeq.Add(1))).
-		SetCleanSession(true).SetAutoReconnect(false).SetConnectTimeout(5 * time.Second).
+		SetCleanSession(true).SetAutoReconnect(false).SetConnectTimeout(Deadline).
 		SetProtocolVersion(4)
 	if b.users != nil {
 		o.SetUsername(TestUser).SetPassword(TestPass)
 	}
 	c := mqtt.NewClient(o)
-	if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+	if tok := c.Connect(); !tok.WaitTimeout(Deadline) || tok.Error() != nil {
 		t.Fatalf("test client connect %s: %v", b.URL(), tok.Error())
 	}
 	return c

@@ -2,8 +2,10 @@
 // binary built once for every test process of a `go test` run (and kept
 // while its sources stay the same), the two brokers every broker-related
 // test runs against, an MQTT observer and the retained view Home Assistant
-// gets, the independent MCP client (.ci/mcpcheck), waiting on a condition,
-// log buffers, shell-safe temporary directories and closed ports.
+// gets, the independent MCP client (.ci/mcpcheck), and for every test of the
+// repository the one way to wait on a condition (Await, with one Deadline)
+// and the logger tests give the code (Logger); log buffers, shell-safe
+// temporary directories and closed ports.
 //
 // Test code only: the production binary never links it (the dependency
 // test in cmd/cabinet says so).

@@ -99,6 +99,22 @@ func TestEventuallyWakes(t *testing.T) {
 	}
 }
 
+// TestAwaitForms: both forms of a condition are waited on, and a wake is
+// taken at once.
+func TestAwaitForms(t *testing.T) {
+	var log LogBuffer
+	go func() {
+		<-time.After(10 * time.Millisecond) // the writer's own pace, not a synchronisation
+		log.Write([]byte("one\n"))
+		log.Write([]byte("two\n"))
+	}()
+	Await(t, "line one", log.Changed, func() bool { return log.Count("one") == 1 })
+	Await(t, "line two", log.Changed, func() (bool, string) { return log.Count("two") == 1, log.String() })
+	if line := log.AwaitLine(t, "line two", "two"); line != "two" {
+		t.Errorf("AwaitLine = %q, want two", line)
+	}
+}
+
 func TestLogBufferLine(t *testing.T) {
 	var log LogBuffer
 	log.Write([]byte(`{"msg":"one"}` + "\n" + `{"url":"http://x/mcp"`))

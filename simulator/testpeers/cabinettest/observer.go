@@ -101,15 +101,15 @@ func (o *Observer) connect() {
 		o.changed = make(chan struct{})
 		o.mu.Unlock()
 	})
-	if !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+	if !tok.WaitTimeout(Deadline) || tok.Error() != nil {
 		o.t.Fatalf("observer subscribe: %v", tok.Error())
 	}
-	if tok := c.Publish(marker, 1, false, "x"); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+	if tok := c.Publish(marker, 1, false, "x"); !tok.WaitTimeout(Deadline) || tok.Error() != nil {
 		o.t.Fatalf("observer marker: %v", tok.Error())
 	}
 	select {
 	case <-seen:
-	case <-time.After(10 * time.Second):
+	case <-time.After(Deadline):
 		o.t.Fatalf("observer: marker %s never came back", marker)
 	}
 	o.mu.Lock()
@@ -151,7 +151,7 @@ func (o *Observer) Since(i int) []Msg {
 }
 
 // Changed returns a channel closed at the next message: the wake of
-// WaitFor.
+// Await.
 func (o *Observer) Changed() <-chan struct{} {
 	if o.emb != nil {
 		return o.emb.Changed()
@@ -161,33 +161,41 @@ func (o *Observer) Changed() <-chan struct{} {
 	return o.changed
 }
 
-// WaitMsg waits until a message on topic with payload want (any payload
+// AwaitMsg waits until a message on topic with payload want (any payload
 // when want is "") arrives at or after position from, and returns it.
-func (o *Observer) WaitMsg(from int, topic, want string, d time.Duration) Msg {
+func (o *Observer) AwaitMsg(from int, topic, want string) Msg {
 	o.t.Helper()
 	var got Msg
-	WaitFor(o.t, d, fmt.Sprintf("%s = %q on the broker", topic, want), o.Changed, func() (bool, string) {
+	Await(o.t, fmt.Sprintf("%s = %q on the broker", topic, want), o.Changed, o.msgSince(from, topic, want, &got))
+	return got
+}
+
+func (o *Observer) msgSince(from int, topic, want string, got *Msg) func() (bool, string) {
+	return func() (bool, string) {
 		last := ""
 		for _, m := range o.Since(from) {
 			if m.Topic != topic {
 				continue
 			}
 			if want == "" || m.Payload == want {
-				got = m
+				*got = m
 				return true, ""
 			}
 			last = m.Payload
 		}
 		return false, fmt.Sprintf("last payload since the mark %q", last)
-	})
-	return got
+	}
 }
 
-// WaitLatest waits until the latest message received on topic has
+// AwaitLatest waits until the latest message received on topic has
 // payload want: the state a subscriber holds now, whichever message set it.
-func (o *Observer) WaitLatest(topic, want string, d time.Duration) {
+func (o *Observer) AwaitLatest(topic, want string) {
 	o.t.Helper()
-	WaitFor(o.t, d, fmt.Sprintf("%s to be %q on the broker", topic, want), o.Changed, func() (bool, string) {
+	Await(o.t, fmt.Sprintf("%s to be %q on the broker", topic, want), o.Changed, o.latestIs(topic, want))
+}
+
+func (o *Observer) latestIs(topic, want string) func() (bool, string) {
+	return func() (bool, string) {
 		last := ""
 		for _, m := range o.Since(0) {
 			if m.Topic == topic {
@@ -195,7 +203,7 @@ func (o *Observer) WaitLatest(topic, want string, d time.Duration) {
 			}
 		}
 		return last == want, fmt.Sprintf("latest payload %q", last)
-	})
+	}
 }
 
 // Retained is what a subscriber that connects now receives as retained:
@@ -239,15 +247,15 @@ func (b *Broker) Retained(t testing.TB) map[string]string {
 		got[m.Topic()] = string(m.Payload())
 		mu.Unlock()
 	})
-	if !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+	if !tok.WaitTimeout(Deadline) || tok.Error() != nil {
 		t.Fatalf("retained snapshot subscribe: %v", tok.Error())
 	}
-	if tok := c.Publish(marker, 1, false, "x"); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+	if tok := c.Publish(marker, 1, false, "x"); !tok.WaitTimeout(Deadline) || tok.Error() != nil {
 		t.Fatalf("retained snapshot marker: %v", tok.Error())
 	}
 	select {
 	case <-done:
-	case <-time.After(10 * time.Second):
+	case <-time.After(Deadline):
 		t.Fatalf("retained snapshot: marker %s never came back", marker)
 	}
 	mu.Lock()

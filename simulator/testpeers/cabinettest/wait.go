@@ -2,30 +2,61 @@ package cabinettest
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rs/zerolog"
 )
+
+// Deadline bounds every wait of the tests, and it is the only bound they
+// have: a wait ends as soon as its condition holds, so Deadline is not a
+// timing but how long a test gives a hung peer before it fails instead of
+// hanging. It is longer than anything a working cabinet takes on a loaded
+// machine (the longest: Cloudflare Access keys refetched once a minute,
+// serve's first pass over 50,000 game names, a delayed flusher queued
+// behind another for up to 30 s and then its 10 s budget), and far shorter
+// than go test's own -timeout.
+const Deadline = 2 * time.Minute
 
 // pollEvery is how often a wait looks again at a condition nothing signals
 // (files, a process list, a socket answer).
 const pollEvery = 20 * time.Millisecond
 
-// WaitFor waits until cond holds, for at most d, and fails t with what cond
-// last said when it never does. It looks again whenever wake's channel
+// Condition is what a wait looks at: whether it holds now, and, in the
+// second form, what it saw, for the failure message.
+type Condition interface {
+	func() bool | func() (bool, string)
+}
+
+// Await waits until cond holds, and fails t with what cond last said when
+// it does not within Deadline. It looks again whenever wake's channel
 // closes (a message on the broker, a log line: pass nil where nothing
 // signals) and every 20 ms for what has no notification.
-func WaitFor(t testing.TB, d time.Duration, what string, wake func() <-chan struct{}, cond func() (bool, string)) {
+func Await[C Condition](t testing.TB, what string, wake func() <-chan struct{}, cond C) {
 	t.Helper()
-	if ok, why := Eventually(d, wake, cond); !ok {
-		t.Fatalf("waited %v for %s: %s", d, what, why)
+	if ok, why := Eventually(Deadline, wake, said(cond)); !ok {
+		t.Fatalf("waited %v for %s: %s", Deadline, what, why)
 	}
 }
 
-// Eventually is WaitFor that reports instead of failing (clean-ups, which
-// go on after a timeout): whether cond held within d, and what it last
-// said.
+// said turns either form of Condition into the one that says what it saw.
+func said[C Condition](cond C) func() (bool, string) {
+	switch c := any(cond).(type) {
+	case func() (bool, string):
+		return c
+	case func() bool:
+		return func() (bool, string) { return c(), "still not so" }
+	}
+	panic("unreachable")
+}
+
+// Eventually reports whether cond held within d, and what it last said. It
+// is not for a test's assertions (Await is): it is for the bounds that are
+// part of what a peer does, such as how long a process is given to stop
+// before it is killed, and for clean-ups, which go on after a timeout.
 func Eventually(d time.Duration, wake func() <-chan struct{}, cond func() (bool, string)) (bool, string) {
 	deadline := time.NewTimer(d)
 	defer deadline.Stop()
@@ -47,6 +78,18 @@ func Eventually(d time.Duration, wake func() <-chan struct{}, cond func() (bool,
 		}
 	}
 }
+
+// Context is a context for a wait that an API takes a context for: it ends
+// at Deadline, or with the test.
+func Context(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), Deadline)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// Logger is the logger a test gives the code under test: its lines go to
+// the test's log, shown when the test fails or runs with -v.
+func Logger(t testing.TB) zerolog.Logger { return zerolog.New(zerolog.NewTestWriter(t)) }
 
 // LogBuffer collects a process's output (cabinet logs JSON lines) for
 // tests that wait for a line. It is safe for concurrent writers, and its
@@ -108,12 +151,12 @@ func (l *LogBuffer) Line(s string) (string, bool) {
 	return "", false
 }
 
-// WaitLine waits until a line contains s and returns it; on timeout it
-// fails t with the output so far.
-func (l *LogBuffer) WaitLine(t testing.TB, d time.Duration, what, s string) string {
+// AwaitLine waits until a line contains s and returns it; after Deadline
+// it fails t with the output so far.
+func (l *LogBuffer) AwaitLine(t testing.TB, what, s string) string {
 	t.Helper()
 	var line string
-	WaitFor(t, d, what, l.Changed, func() (bool, string) {
+	Await(t, what, l.Changed, func() (bool, string) {
 		var ok bool
 		line, ok = l.Line(s)
 		return ok, "output so far:\n" + l.Tail()

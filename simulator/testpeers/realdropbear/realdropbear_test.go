@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // snapshot lists dir with every file's mode and SHA-256 ("absent" when
@@ -122,12 +124,7 @@ func TestStopEndsNamespace(t *testing.T) {
 			t.Fatalf("ssh: %v: %s", err, out)
 		}
 		// Dropbear plus the sleep, at least.
-		for deadline := time.Now().Add(5 * time.Second); len(namespaceMembers(ns)) < 2; {
-			if time.Now().After(deadline) {
-				t.Fatalf("the session's sleep never ran in the namespace")
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		cabinettest.Await(t, "the session's sleep to run in the namespace", nil, func() bool { return len(namespaceMembers(ns)) >= 2 })
 	})
 	if left := namespaceMembers(ns); len(left) > 0 {
 		t.Errorf("processes %v of the server's namespace are still running", left)

@@ -86,9 +86,9 @@ func (e *ES) RunningGame() (string, error) {
 
 // WaitStarted waits until the emulator of the last Launch runs: ES ran its
 // command and the configgen gameStart scripts have returned.
-func (e *ES) WaitStarted(d time.Duration) {
+func (e *ES) WaitStarted() {
 	e.t.Helper()
-	e.waitEmulator("started", e.launches, d)
+	e.waitEmulator("started", e.launches)
 }
 
 // EndGame ends the running game the way batocera-es-swissknife --emukill
@@ -96,9 +96,9 @@ func (e *ES) WaitStarted(d time.Duration) {
 // the stubs here): the game process is killed, the launcher runs the
 // gameStop scripts and exits, and ES fires game-end. It waits until the
 // emulator has ended.
-func (e *ES) EndGame(d time.Duration) {
+func (e *ES) EndGame() {
 	e.t.Helper()
-	e.WaitStarted(d)
+	e.WaitStarted()
 	b, err := os.ReadFile(e.l.emuPID)
 	if err != nil {
 		e.t.Fatalf("reales: no game runs (%v)\n%s", err, e.LogTail())
@@ -110,19 +110,19 @@ func (e *ES) EndGame(d time.Duration) {
 	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
 		e.t.Fatalf("reales: kill the game (pid %d): %v", pid, err)
 	}
-	e.WaitEnded(d)
+	e.WaitEnded()
 }
 
 // WaitEnded waits until the emulator of the last Launch has ended (its
 // gameStop scripts returned); ES fires game-end right after.
-func (e *ES) WaitEnded(d time.Duration) {
+func (e *ES) WaitEnded() {
 	e.t.Helper()
-	e.waitEmulator("ended", e.launches, d)
+	e.waitEmulator("ended", e.launches)
 }
 
-func (e *ES) waitEmulator(what string, n int, d time.Duration) {
+func (e *ES) waitEmulator(what string, n int) {
 	e.t.Helper()
-	cabinettest.WaitFor(e.t, d, fmt.Sprintf("the emulator's launch %d to be %s", n, what), nil, func() (bool, string) {
+	cabinettest.Await(e.t, fmt.Sprintf("the emulator's launch %d to be %s", n, what), nil, func() (bool, string) {
 		b, _ := os.ReadFile(e.l.emuLog)
 		got := 0
 		for _, l := range strings.Split(string(b), "\n") {
@@ -137,14 +137,14 @@ func (e *ES) waitEmulator(what string, n int, d time.Duration) {
 // Quit asks ES to quit (GET /quit: quitES(QuitMode::QUIT) pushes SDL_QUIT;
 // on its way out processQuitMode fires quit with no argument, waiting for
 // the root scripts, and runs no shutdown or reboot: es-core Platform.cpp)
-// and waits until it has exited.
+// and waits until it has exited (at most cabinettest.Deadline).
 //
 // GET /quit is sent again every 5 s until ES exits (a healthy ES is gone
 // in half a second): right after a game ES tears its window down and
 // builds it again (Window::init), and an SDL_QUIT pushed while SDL's video
 // is re-initialised is lost (seen in CI: the request answered, ES stayed).
 // A second /quit while ES is already quitting changes nothing.
-func (e *ES) Quit(d time.Duration) {
+func (e *ES) Quit() {
 	e.t.Helper()
 	quit := func() error {
 		ctx, cancel := e.ctx(requestTimeout)
@@ -163,7 +163,7 @@ func (e *ES) Quit(d time.Duration) {
 	if err := quit(); err != nil {
 		e.t.Fatalf("reales: GET /quit: %v", err)
 	}
-	deadline := time.After(d)
+	deadline := time.After(cabinettest.Deadline)
 	again := time.NewTicker(5 * time.Second)
 	defer again.Stop()
 	for {
@@ -173,7 +173,7 @@ func (e *ES) Quit(d time.Duration) {
 		case <-again.C:
 			_ = quit() // refused once ES has closed its API on the way out
 		case <-deadline:
-			e.t.Fatalf("reales: EmulationStation did not exit within %v of GET /quit\n%s", d, e.LogTail())
+			e.t.Fatalf("reales: EmulationStation did not exit within %v of GET /quit\n%s", cabinettest.Deadline, e.LogTail())
 		}
 	}
 }

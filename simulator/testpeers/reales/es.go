@@ -90,12 +90,12 @@ func (e *ES) Start() {
 // Restart quits ES as its menu does (it writes its game lists on the way
 // out), waits until it and its X server are gone, and starts it again
 // with the same HOME, keeping the machine's real-ES lock.
-func (e *ES) Restart(d time.Duration) {
+func (e *ES) Restart() {
 	e.t.Helper()
 	if e.cmd == nil {
 		e.t.Fatal("reales: Restart before Start")
 	}
-	e.Quit(d)
+	e.Quit()
 	pgid := e.cmd.Process.Pid
 	syscall.Kill(-pgid, syscall.SIGTERM) // xvfb-run's Xvfb: it removes its files on SIGTERM
 	cabinettest.Eventually(5*time.Second, nil, func() (bool, string) { return len(groupMembers(pgid, "")) == 0, "" })

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
@@ -60,7 +59,7 @@ func TestRealES(t *testing.T) {
 	e.Start()
 	for _, rom := range []string{ROMPlain, ROMMario, ROMSpaces} {
 		e.Launch(e.ROM(SystemNES, rom))
-		e.EndGame(20 * time.Second)
+		e.EndGame()
 	}
 	waitLines(t, events, func(s string) bool { return strings.Count(s, "/game-end/rec|") == 3 })
 	got := readLines(t, events)
@@ -92,7 +91,7 @@ func TestRealES(t *testing.T) {
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	e.Quit(20 * time.Second)
+	e.Quit()
 	waitLines(t, events, func(s string) bool { return strings.Contains(s, "rec.sh|quit\n") })
 	e.Stop()
 	if len(rec.errs) != 1 || !strings.Contains(rec.errs[0], "batocera-es-swissknife --emukill") {
@@ -126,7 +125,7 @@ func hasSuffixLine(lines []string, suffix string) bool {
 // detached from ES: nothing signals them).
 func waitLines(t *testing.T, p string, ok func(string) bool) {
 	t.Helper()
-	cabinettest.WaitFor(t, 20*time.Second, "lines in "+p, nil, func() (bool, string) {
+	cabinettest.Await(t, "lines in "+p, nil, func() (bool, string) {
 		b, _ := os.ReadFile(p)
 		return ok(string(b)), "it holds:\n" + string(b)
 	})

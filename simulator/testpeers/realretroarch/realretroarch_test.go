@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/testpeers/peertest"
 	"github.com/batocera-cabinet/cabinet/simulator/testpeers/realretroarch"
 )
@@ -34,7 +35,7 @@ func TestStartAnswersAndStopEndsIt(t *testing.T) {
 	}
 	defer conn.Close()
 	conn.Write([]byte("VERSION"))
-	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	conn.SetReadDeadline(time.Now().Add(cabinettest.Deadline))
 	buf := make([]byte, 256)
 	n, err := conn.Read(buf)
 	if err != nil || string(buf[:n]) != "1.14.0\n" {
@@ -49,7 +50,7 @@ func TestStartAnswersAndStopEndsIt(t *testing.T) {
 		t.Fatal("Done not closed after Stop")
 	}
 	conn.Write([]byte("VERSION"))
-	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	conn.SetReadDeadline(time.Now().Add(cabinettest.Deadline))
 	if _, err := conn.Read(buf); !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Fatalf("VERSION after Stop: got %v, want connection refused", err)
 	}

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 func get(t *testing.T, s *Server, path string, out any) {
@@ -135,7 +137,7 @@ func TestRommOption(t *testing.T) {
 		if !strings.Contains(got, "/api/") {
 			t.Fatalf("ROMarr asked the RomM %q", got)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(cabinettest.Deadline):
 		t.Fatalf("ROMarr never asked the RomM at %s; log:\n%s", romm.URL, s.Log())
 	}
 	port := romm.URL[strings.LastIndexByte(romm.URL, ':')+1:]

@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
+
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 func TestCommitSingleFile(t *testing.T) {
@@ -159,9 +159,7 @@ func TestCommitAllOrNothing(t *testing.T) {
 	}
 	// Let the lister see the finished folders once more, without sleeping.
 	n := listings.Load()
-	for deadline := time.Now().Add(10 * time.Second); listings.Load() < n+2 && time.Now().Before(deadline); {
-		runtime.Gosched()
-	}
+	cabinettest.Await(t, "the lister to list twice more", nil, func() bool { return listings.Load() >= n+2 })
 	stopLister()
 	if sawFolder.Load() == 0 {
 		t.Error("the lister never saw a game folder; the test checked nothing")
