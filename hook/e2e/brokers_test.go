@@ -40,13 +40,6 @@ func startBroker(t *testing.T, kind cabinettest.Kind, opts cabinettest.BrokerOpt
 	return b
 }
 
-// Stop takes the broker down (connections refused on its port).
-func (b *testBroker) Stop(t *testing.T) {
-	t.Helper()
-	b.stopCapture()
-	b.Broker.Stop(t)
-}
-
 // Start brings a stopped broker back on the same port, empty (no retained
 // messages survive), and starts a fresh capture.
 func (b *testBroker) Start(t *testing.T) {

@@ -58,19 +58,6 @@ func (c *cabinet) flushers() []int {
 	return out
 }
 
-func (c *cabinet) flushLockFree() bool {
-	f, err := os.OpenFile(filepath.Join(c.state, "flush.lock"), os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return true // no state dir yet
-	}
-	defer f.Close()
-	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
-		return false
-	}
-	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-	return true
-}
-
 // spoolFiles lists the events waiting in the spool.
 func (c *cabinet) spoolFiles() []string {
 	ents, _ := os.ReadDir(filepath.Join(c.state, "spool"))

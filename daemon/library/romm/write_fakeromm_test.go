@@ -18,27 +18,6 @@ func cabinetInit() DeviceInitRequest {
 		Platform: "Batocera", ClientVersion: "1.0.0", Scopes: cabinetScopes}
 }
 
-// signIn runs the device flow against fake to approval and returns the token.
-func signIn(t *testing.T, c *Client, fake *fakeromm.Server) DeviceToken {
-	t.Helper()
-	ctx := context.Background()
-	d, err := c.DeviceInit(ctx, cabinetInit())
-	if err != nil {
-		t.Fatalf("DeviceInit: %v", err)
-	}
-	if _, err := c.DeviceToken(ctx, d.DeviceCode); !errors.Is(err, ErrAuthorizationPending) {
-		t.Fatalf("first poll: %v, want pending", err)
-	}
-	if err := fake.Approve(d.UserCode, nil); err != nil {
-		t.Fatalf("Approve: %v", err)
-	}
-	tok, err := c.DeviceToken(ctx, d.DeviceCode)
-	if err != nil {
-		t.Fatalf("poll after approval: %v", err)
-	}
-	return tok
-}
-
 // writeTestRoms returns ids of two ROMs of the fake's library.
 func writeTestROMs(t *testing.T, fake *fakeromm.Server) (int, int) {
 	t.Helper()
