@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -19,10 +20,7 @@ var haPieces = filepath.Join("..", "packaging", "homeassistant")
 // PyYAML, as JSON.
 func parseHAYAML(t *testing.T, file string) any {
 	t.Helper()
-	py, err := exec.LookPath("python3")
-	if err == nil {
-		err = exec.Command(py, "-c", "import yaml").Run()
-	}
+	py, err := havePyYAML()
 	if err != nil {
 		if os.Getenv("CABINET_REQUIRE_PEERS") == "1" {
 			t.Fatalf("python3 with PyYAML (python3-yaml) is required (CABINET_REQUIRE_PEERS=1): %v", err)
@@ -39,6 +37,15 @@ func parseHAYAML(t *testing.T, file string) any {
 	}
 	return v
 }
+
+// havePyYAML finds python3 with PyYAML once for all the files.
+var havePyYAML = sync.OnceValues(func() (string, error) {
+	py, err := exec.LookPath("python3")
+	if err == nil {
+		err = exec.Command(py, "-c", "import yaml").Run()
+	}
+	return py, err
+})
 
 // fullCatalogue is every entity a cabinet with everything announces, by
 // the entity id HA derives for the default device name.
@@ -115,6 +122,7 @@ func TestHomeAssistantPieces(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
+			t.Parallel() // each its own python3; the maps above are only read
 			doc := parseHAYAML(t, f).(map[string]any)
 			raw, _ := os.ReadFile(f)
 			if bp, ok := doc["blueprint"].(map[string]any); ok {

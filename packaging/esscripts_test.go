@@ -92,6 +92,7 @@ func TestRootScriptActsOnlyOnQuit(t *testing.T) {
 }
 
 func TestScreensaverFlagGatesGameSelected(t *testing.T) {
+	cabinettest.Long(t, "the screensaver flag's linger, in real time")
 	t.Parallel() // waits for the flag's linger, as the service test waits for its daemon
 	l, rec := install(t)
 	ev := func(name string, args ...string) { runScript(t, filepath.Join(l.ESScripts, name, "cabinet"), args...) }

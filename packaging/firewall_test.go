@@ -190,6 +190,7 @@ func tagged(lines []string) []string {
 // Present sees it, Remove restores the tables exactly (rules that merely
 // look like Cabinet's survive), also after the port changed.
 func TestFirewallFragmentsInNamespace(t *testing.T) {
+	cabinettest.Long(t, "fragments through a second namespace (TestFirewallDropsLAN stays in -short)")
 	backends := firewallBackends(t)
 	f, _ := RetroArchPortRules(55355)
 	moved, _ := RetroArchPortRules(4242) // network_cmd_port edited since

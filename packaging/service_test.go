@@ -13,6 +13,7 @@ import (
 // TestServiceScript runs the service against a fake daemon that records its
 // pid where `cabinet serve` does and exits on SIGTERM.
 func TestServiceScript(t *testing.T) {
+	cabinettest.Long(t, "the service waits its 5 s before a respawn")
 	t.Parallel() // waits for the respawn delay; independent of the other tests
 	root := t.TempDir()
 	l := Layout{Binary: filepath.Join(root, "bin", "cabinet"), RunDir: filepath.Join(root, "run"), ServicesDir: filepath.Join(root, "services"), ServiceName: "cabinet"}

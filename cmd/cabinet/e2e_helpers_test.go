@@ -33,6 +33,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(reaperEnv) == "1" {
 		os.Exit(reap(os.Args[1:]))
 	}
+	cabinettest.ShortParallel()
 	code := m.Run()
 	builtCabinet.Close()
 	releaseCabinet.Close()

@@ -21,6 +21,7 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/simulator"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeromm"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // The answers of a broken or hostile RomM that issue 24 found getting through an install, each
@@ -299,6 +300,7 @@ func callPeak(t testing.TB, env []string, id int) int64 {
 // bound, the tree does not change, and the daemon's peak RSS (VmHWM, reset before each class)
 // stays within 64 MiB of its resident size before the call.
 func TestHostileRomMServe(t *testing.T) {
+	cabinettest.Long(t, "hostile RomM answers through serve (TestHostileRomMCall stays in -short)")
 	t.Parallel()
 	cab, env := hostileCabinet(t)
 	url, token, _, stop, pid := startServeProcess(t, env)

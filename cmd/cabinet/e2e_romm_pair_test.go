@@ -25,6 +25,7 @@ import (
 // refusal while cabinet.romm.token is set, unpair, and pairing with a pair code. The token never
 // shows in any output.
 func TestRomMPairEndToEnd(t *testing.T) {
+	cabinettest.Long(t, "the device flow through the binary (daemon/library/pairing tests it in -short)")
 	t.Parallel()
 	cab, fake, url := rommPairRig(t)
 	conf, err := cab.WriteConfig(t.TempDir(), "cabinet.romm.url="+url)

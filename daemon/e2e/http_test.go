@@ -142,6 +142,7 @@ func TestHTTPGuard(t *testing.T) {
 // SDK) lists the tools over Streamable HTTP with the token and calls
 // batocera_play_history; --strict fails on any conformance warning.
 func TestHTTPMCPCheck(t *testing.T) {
+	cabinettest.Long(t, "the official MCP SDK in Node against the daemon (TestHTTPGuard stays in -short)")
 	t.Parallel()
 	check := cabinettest.NewMCPCheck(t)
 	r := newRig(t, nil)

@@ -130,6 +130,7 @@ func callText(t *testing.T, c *client.Client, tool string, args map[string]any) 
 // from the same address, anything but 200. No assertion reaches a log
 // line.
 func TestRemoteAccess(t *testing.T) {
+	cabinettest.Long(t, "remote access through the proxy end to end (TestRemoteAccessDoctor stays in -short)")
 	t.Parallel()
 	check := cabinettest.NewMCPCheck(t)
 	r, iss := accessRig(t)

@@ -114,6 +114,7 @@ func initializeWith(c *http.Client, url, token string) (reply, error) {
 // still answers on the same port; certificate files replaced while the
 // daemon runs are presented at the next handshake; doctor describes them.
 func TestRemoteTLSFiles(t *testing.T) {
+	cabinettest.Long(t, "certificate files rotated under a running daemon (TestRemoteTLSSelfSigned stays in -short)")
 	t.Parallel()
 	check := cabinettest.NewMCPCheck(t)
 	ca := newTestCA(t)

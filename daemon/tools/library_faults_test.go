@@ -205,6 +205,9 @@ func TestLibraryFaults(t *testing.T) {
 	} {
 		for _, path := range []string{"", "/api/platforms", "/api/roms"} {
 			t.Run(tc.name+" on "+cmp.Or(path, "every path"), func(t *testing.T) {
+				if path != "" {
+					cabinettest.Long(t, "the fault on one path (-short keeps it on every path)")
+				}
 				t.Parallel()
 				fr, err := fakeromm.New(fakeromm.Options{})
 				if err != nil {

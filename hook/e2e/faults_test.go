@@ -40,6 +40,7 @@ type fault struct {
 // nothing to stdout or stderr, logs one clear line, and once the fault is
 // gone the next run delivers everything without losing a logged session.
 func TestFaults(t *testing.T) {
+	t.Parallel() // each fault has its own broker and cabinet
 	faults := []fault{
 		{name: "broker refuses connections", lines: 1, mqttLine: true, setup: func(t *testing.T, c *cabinet) (string, func()) {
 			return c.writeConfig("refused.conf", cabinetOptions{Broker: "tcp://" + cabinettest.ClosedAddr(t, "tcp"), LogLevel: "info"}), func() {}

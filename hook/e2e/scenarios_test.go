@@ -18,6 +18,7 @@ type scenario struct {
 // runScenarios runs each scenario on a fresh cabinet and broker, for both
 // brokers.
 func runScenarios(t *testing.T, scs []scenario) {
+	t.Parallel() // each scenario has its own broker and cabinet
 	for _, sc := range scs {
 		t.Run(sc.name, func(t *testing.T) {
 			cabinettest.EachBroker(t, func(t *testing.T, kind cabinettest.Kind) {

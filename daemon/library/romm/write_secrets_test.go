@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // echoModes are failure modes of a server that echoes s(r) — the Authorization header, or a
@@ -85,6 +87,7 @@ func checkNoSecret(t *testing.T, err error, result string, secrets ...string) {
 
 // TestTokenNeverInWriteErrors is TestTokenNeverInErrors for the authenticated writes.
 func TestTokenNeverInWriteErrors(t *testing.T) {
+	cabinettest.Long(t, "every write call against every echoing answer, some of 16 MiB (TestTokenNeverInErrors stays in -short)")
 	other := httptest.NewServer(http.NotFoundHandler())
 	t.Cleanup(other.Close)
 	t0 := time.Date(2026, 6, 1, 20, 0, 0, 0, time.UTC)

@@ -12,9 +12,12 @@
 package cabinettest
 
 import (
+	"flag"
 	"fmt"
 	"net"
 	"os"
+	"runtime"
+	"strconv"
 	"testing"
 
 	"github.com/batocera-cabinet/cabinet/simulator/testpeers/binarytest"
@@ -50,7 +53,27 @@ func Main(m *testing.M, builds ...Build) int {
 		held = append(held, b)
 		*want.Path = b.Path
 	}
+	ShortParallel()
 	return m.Run()
+}
+
+// ShortParallel lets more of the parallel tests run at once under -short
+// (the inner loop), unless -parallel was given: these tests spend most of
+// their time waiting on processes and real deadlines (a delayed flusher, a
+// hook's budget), and go test's default, one test per core, leaves both
+// cores idle while they wait. The full run (CI, -race) keeps the default.
+func ShortParallel() {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	if !testing.Short() {
+		return
+	}
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(4*runtime.GOMAXPROCS(0)))
+	}
 }
 
 // ModuleRoot is the repository root (for the tools kept in it).

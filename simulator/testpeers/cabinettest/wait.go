@@ -21,9 +21,15 @@ import (
 // than go test's own -timeout.
 const Deadline = 2 * time.Minute
 
-// pollEvery is how often a wait looks again at a condition nothing signals
-// (files, a process list, a socket answer).
-const pollEvery = 20 * time.Millisecond
+// A wait looks again at a condition nothing signals (files, a process
+// list, a socket answer, a script's status) after pollFirst, then less and
+// less often up to pollMost: a condition that holds soon is seen soon, and
+// one that takes seconds (a respawn delay, a delayed flusher) does not cost
+// a process spawn or a walk of /proc every few milliseconds meanwhile.
+const (
+	pollFirst = 5 * time.Millisecond
+	pollMost  = 200 * time.Millisecond
+)
 
 // Condition is what a wait looks at: whether it holds now, and, in the
 // second form, what it saw, for the failure message.
@@ -34,7 +40,8 @@ type Condition interface {
 // Await waits until cond holds, and fails t with what cond last said when
 // it does not within Deadline. It looks again whenever wake's channel
 // closes (a message on the broker, a log line: pass nil where nothing
-// signals) and every 20 ms for what has no notification.
+// signals) and, for what has no notification, every few milliseconds at
+// first and at most every 200 ms.
 func Await[C Condition](t testing.TB, what string, wake func() <-chan struct{}, cond C) {
 	t.Helper()
 	if ok, why := Eventually(Deadline, wake, said(cond)); !ok {
@@ -60,8 +67,9 @@ func said[C Condition](cond C) func() (bool, string) {
 func Eventually(d time.Duration, wake func() <-chan struct{}, cond func() (bool, string)) (bool, string) {
 	deadline := time.NewTimer(d)
 	defer deadline.Stop()
-	tick := time.NewTicker(pollEvery)
-	defer tick.Stop()
+	every := pollFirst
+	poll := time.NewTimer(every)
+	defer poll.Stop()
 	for {
 		var ch <-chan struct{}
 		if wake != nil {
@@ -72,7 +80,9 @@ func Eventually(d time.Duration, wake func() <-chan struct{}, cond func() (bool,
 		}
 		select {
 		case <-ch:
-		case <-tick.C:
+		case <-poll.C:
+			every = min(every*3/2, pollMost)
+			poll.Reset(every)
 		case <-deadline.C:
 			return cond()
 		}
