@@ -108,6 +108,7 @@ func bothPaths(t *testing.T, opts reales.Options, longInbox bool, scenario func(
 // it with escaping backslashes). Both of ES's hooks and both configgen
 // calls were recorded once. The inbox run is the -short smoke test.
 func TestRealESGame(t *testing.T) {
+	t.Parallel() // the -short smoke test: beside the other parallel tests (the real ES's lock keeps its own tests one at a time)
 	bothPaths(t, reales.Options{}, false, func(t *testing.T, x *realRig) {
 		x.playGame(reales.SystemNES, reales.ROMSpaces, "Super Mario Bros. (World)", false)
 		for _, c := range [][2]string{{"game-start", "es"}, {"game-start", "configgen"}, {"game-end", "es"}, {"game-end", "configgen"}} {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/packaging/batoconf"
 	"github.com/batocera-cabinet/cabinet/simulator/testpeers/batocera"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
 // serviceCases are service edits checked against the real batocera-services.
@@ -77,6 +78,7 @@ func TestServices(t *testing.T) {
 }
 
 func TestServicesMatchRealScript(t *testing.T) {
+	cabinettest.Long(t, "Batocera's own services script for every case (TestGetMatchesRealTool stays in -short)")
 	t.Parallel()
 	tr := batocera.New(t)
 	for _, tt := range serviceCases {
@@ -111,6 +113,7 @@ func TestValidServiceName(t *testing.T) {
 // The names checked against the script's own is_valid_service_name,
 // taken out of the tree's batocera-services.
 func TestValidServiceNameMatchesScript(t *testing.T) {
+	cabinettest.Long(t, "every name through Batocera's services script")
 	t.Parallel()
 	tr := batocera.New(t)
 	names := []string{"cabinet", "_", "_9", "A_b", "9x", "my-daemon", "daemon.sh", "a b", "é", "ａ", "a\n", "\na", "a$", "-", "a\tb", "ß"}

@@ -138,6 +138,7 @@ func TestTokenNeverInWriteErrors(t *testing.T) {
 // TestSecretsNeverInSignInErrors: the sign-in routes carry no token of the client's, but a device
 // code, a pair code, or the new token in their answer; none of them may reach an error.
 func TestSecretsNeverInSignInErrors(t *testing.T) {
+	cabinettest.Long(t, "every sign-in call against every echoing answer (TestTokenNeverInErrors stays in -short)")
 	other := httptest.NewServer(http.NotFoundHandler())
 	t.Cleanup(other.Close)
 	// The echo is whatever the request body held (the device code or the pair code) plus the new token.

@@ -16,6 +16,7 @@ import (
 var absPath = regexp.MustCompile(`(?m)(?:^|[\s"'=(<>!])(/[^\s"';|)&<>]*)`)
 
 func TestRewriteLeavesNoPathOutsideTheTree(t *testing.T) {
+	cabinettest.Long(t, "every Batocera script rewritten and run in the fake tree")
 	t.Parallel()
 	tr := New(t)
 	for _, rel := range []string{"usr/bin/batocera-services", "etc/init.d/S99userservices"} {
@@ -207,6 +208,7 @@ func TestS99RunsEnabledServicesOnly(t *testing.T) {
 // The v43 migration: S99 moves custom.sh to a service and enables it
 // through batocera-services found by PATH.
 func TestS99MigratesCustomSh(t *testing.T) {
+	cabinettest.Long(t, "Batocera's S99 boot script in a fake tree (TestS99RunsEnabledServicesOnly stays in -short)")
 	t.Parallel()
 	tr := New(t)
 	tr.Write(t, "userdata/system/custom.sh", []byte(service(tr, "custom")), 0o644)
