@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -135,6 +136,28 @@ func waitMenu(t *testing.T, cab *simulator.Cabinet) {
 
 // stopProcess sends sig and waits for the process to end, killing it if it
 // has not within cabinettest.Deadline; it returns Wait's error.
+// startSimulate runs `cabinet simulate --write-config <dir> args…` from bin
+// and waits until it is ready. It returns the environment that points the
+// other commands at the simulator's config, its output, and stop (Ctrl-C and
+// wait), which the caller defers: a test may start two simulators in turn.
+func startSimulate(t *testing.T, bin string, args ...string) (env []string, out *cabinettest.LogBuffer, stop func()) {
+	t.Helper()
+	dir := t.TempDir()
+	sim := exec.Command(bin, append([]string{"simulate", "--write-config", dir}, args...)...)
+	env = configEnv(filepath.Join(dir, simulator.ConfigFile))
+	sim.Env = env
+	out = &cabinettest.LogBuffer{}
+	sim.Stdout = out
+	if err := sim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- sim.Wait() }()
+	stop = func() { stopProcess(t, sim, syscall.SIGINT, done) }
+	out.AwaitLine(t, "the simulator to be ready", "Stop with Ctrl-C")
+	return env, out, stop
+}
+
 func stopProcess(t testing.TB, cmd *exec.Cmd, sig syscall.Signal, done <-chan error) error {
 	t.Helper()
 	if err := cmd.Process.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {

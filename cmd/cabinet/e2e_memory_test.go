@@ -7,13 +7,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/batocera-cabinet/cabinet/simulator"
 	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
@@ -29,21 +26,11 @@ func TestMCPMemory(t *testing.T) {
 		t.Skip("indexes 50,000 games")
 	}
 	bin := cabinetBinary(t)
-	dir := t.TempDir()
-	sim := exec.Command(bin, "simulate", "--games", "50000", "--write-config", dir)
-	sim.Env = configEnv(filepath.Join(dir, simulator.ConfigFile))
-	simLog := &cabinettest.LogBuffer{}
-	sim.Stdout = simLog
-	if err := sim.Start(); err != nil {
-		t.Fatal(err)
-	}
-	simDone := make(chan error, 1)
-	go func() { simDone <- sim.Wait() }()
-	defer stopProcess(t, sim, syscall.SIGINT, simDone)
-	simLog.AwaitLine(t, "the simulator to be ready", "Stop with Ctrl-C")
+	env, _, stopSim := startSimulate(t, bin, "--games", "50000")
+	defer stopSim()
 
 	mcpCmd := exec.Command(bin, "mcp", "--standalone")
-	mcpCmd.Env = configEnv(filepath.Join(dir, simulator.ConfigFile))
+	mcpCmd.Env = env
 	mcpCmd.Stderr = os.Stderr
 	in, err := mcpCmd.StdinPipe()
 	if err != nil {

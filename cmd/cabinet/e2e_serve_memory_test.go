@@ -2,14 +2,10 @@ package main
 
 import (
 	"context"
-	"os/exec"
-	"path/filepath"
-	"syscall"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/batocera-cabinet/cabinet/simulator"
 	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
@@ -33,20 +29,8 @@ type memFigures struct{ start, after string }
 // VmRSS and VmHWM after its start and after four searches.
 func serveMemory(t *testing.T, args []string) memFigures {
 	t.Helper()
-	bin := cabinetBinary(t)
-	dir := t.TempDir()
-	sim := exec.Command(bin, append([]string{"simulate", "--write-config", dir}, args...)...)
-	env := configEnv(filepath.Join(dir, simulator.ConfigFile))
-	sim.Env = env
-	simLog := &cabinettest.LogBuffer{}
-	sim.Stdout = simLog
-	if err := sim.Start(); err != nil {
-		t.Fatal(err)
-	}
-	simDone := make(chan error, 1)
-	go func() { simDone <- sim.Wait() }()
-	defer stopProcess(t, sim, syscall.SIGINT, simDone)
-	simLog.AwaitLine(t, "the simulator to be ready", "Stop with Ctrl-C")
+	env, _, stopSim := startSimulate(t, cabinetBinary(t), args...)
+	defer stopSim()
 
 	url, token, daemonLog, stop, pid := startServeBinary(t, releaseCabinet.Path(t), append(env, "CABINET_LOG_LEVEL=debug"))
 	defer stop()

@@ -1,14 +1,10 @@
 package main
 
 import (
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/batocera-cabinet/cabinet/haentities"
-	"github.com/batocera-cabinet/cabinet/simulator"
 	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
@@ -20,19 +16,8 @@ import (
 func TestSimulateSystemEntities(t *testing.T) {
 	broker := cabinettest.StartBroker(t, cabinettest.Embedded, cabinettest.BrokerOptions{})
 	obs := cabinettest.Observe(t, broker, false)
-	dir := t.TempDir()
-	sim := exec.Command(cabinetBinary(t), "simulate", "--write-config", dir)
-	env := configEnv(filepath.Join(dir, simulator.ConfigFile))
-	sim.Env = env
-	simLog := &cabinettest.LogBuffer{}
-	sim.Stdout = simLog
-	if err := sim.Start(); err != nil {
-		t.Fatal(err)
-	}
-	simDone := make(chan error, 1)
-	go func() { simDone <- sim.Wait() }()
-	defer stopProcess(t, sim, syscall.SIGINT, simDone)
-	simLog.AwaitLine(t, "the simulator to be ready", "Stop with Ctrl-C")
+	env, simLog, stopSim := startSimulate(t, cabinetBinary(t))
+	defer stopSim()
 	if !strings.Contains(simLog.String(), "batocera-audio (volume)") {
 		t.Errorf("simulate does not say where its system tools are:\n%s", simLog)
 	}
