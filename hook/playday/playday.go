@@ -66,6 +66,10 @@ type State struct {
 	// wall minus boot clock, which places the spans on the calendar.
 	Trusted bool          `json:"trusted,omitempty"`
 	Offset  time.Duration `json:"off,omitempty"`
+	// Back says this boot's set clock was seen showing a day before Day (set
+	// back by hand, or a clock chip that lost time): until it shows Day again
+	// it places nothing, and this boot's play counts on Day.
+	Back bool `json:"back,omitempty"`
 	Spans   []Span        `json:"spans,omitempty"`
 	// Week is the play per game of the last days, oldest first.
 	Week []DayGames `json:"week,omitempty"`
@@ -159,7 +163,7 @@ func (st *State) newBoot(bootID string, loc *time.Location) {
 		return
 	}
 	st.Before += st.onDay(loc)
-	st.BootID, st.Trusted, st.Offset, st.Spans = bootID, false, 0, nil
+	st.BootID, st.Trusted, st.Offset, st.Spans, st.Back = bootID, false, 0, nil, false
 }
 
 // setDay moves the figure to day when day is later (a new day: it starts
@@ -197,7 +201,25 @@ func Observe(st State, m Moment, loc *time.Location) State {
 	st.Spans = append([]Span(nil), st.Spans...)
 	st.Week = cloneWeek(st.Week)
 	st.newBoot(m.BootID, loc)
-	if m.Synced {
+	synced := m.Synced
+	if synced && st.Day != "" && dayOf(m.Wall, loc) < st.Day {
+		// A set clock showing an earlier day than the one kept was set
+		// back: it cannot place play (moving the clock back must not
+		// escape a day's count). What it placed stays counted; what
+		// follows counts on Day, as before a clock is set.
+		if st.Trusted {
+			st.Before += st.onDay(loc)
+			st.Spans, st.Trusted, st.Offset = nil, false, 0
+		}
+		st.Back, synced = true, false
+	}
+	if synced && st.Back {
+		// The set-back clock shows Day (or later) again: what this boot
+		// played meanwhile was played on Day.
+		st.Before += st.onDay(loc)
+		st.Spans, st.Back = nil, false
+	}
+	if synced {
 		// The first set clock places this boot's spans. A set clock that
 		// jumps later (set back by hand, a second NTP step) keeps what it
 		// already counted: the spans so far go into Before as placed.
@@ -290,15 +312,31 @@ func cloneWeek(w []DayGames) []DayGames {
 	return out
 }
 
-// Today is the figure at m (after Observe): the logged play on Day plus
-// running, the session still being played (from its start on this boot's
-// clock to m; nil when none is counted yet).
-func Today(st State, m Moment, running *Span, loc *time.Location, top int) haentities.PlayDay {
+// AddSpan counts time played on this boot's clock, at m (which Observe is
+// applied to first); a span reported again, or grown, never counts twice.
+func AddSpan(st State, s Span, m Moment, loc *time.Location) State {
+	st = Observe(st, m, loc)
+	if s.To > s.From {
+		st.Spans = addSpan(st.Spans, s)
+	}
+	return st
+}
+
+// Played is the seconds played on Day (after Observe), with running, a
+// span still being played, added.
+func Played(st State, running *Span, loc *time.Location) int64 {
 	var extra []Span
 	if running != nil && running.To > running.From {
 		extra = append(extra, *running)
 	}
-	f := haentities.PlayDay{Seconds: st.Before + st.onDay(loc, extra...), Day: st.Day, ClockSet: st.Trusted}
+	return st.Before + st.onDay(loc, extra...)
+}
+
+// Today is the figure at m (after Observe): the logged play on Day plus
+// running, the session still being played (from its start on this boot's
+// clock to m; nil when none is counted yet).
+func Today(st State, m Moment, running *Span, loc *time.Location, top int) haentities.PlayDay {
+	f := haentities.PlayDay{Seconds: Played(st, running, loc), Day: st.Day, ClockSet: st.Trusted}
 	totals := map[string]int64{}
 	first := ""
 	if d0, _, ok := window(st.Day, loc); ok {

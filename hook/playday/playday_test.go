@@ -51,6 +51,8 @@ func TestToday(t *testing.T) {
 		set     bool
 	}
 	synced := &box{bootID: "b1", bootWall: day(2026, 12, 2, 8, 0), synced: true}
+	// The same box after its clock was set back two days by hand.
+	back := &box{bootID: "b1", bootWall: day(2026, 12, 2, 8, 0), skew: -48 * time.Hour, synced: true}
 	// A Pi without a clock chip: boots on 1 January 2000, NTP later.
 	pi := &box{bootID: "p1", bootWall: day(2026, 12, 3, 18, 0), skew: day(2000, 1, 1, 0, 0).Sub(day(2026, 12, 3, 18, 0))}
 	cases := []struct {
@@ -77,7 +79,18 @@ func TestToday(t *testing.T) {
 		}},
 		{"the clock set back never resets", []step{
 			{at: day(2026, 12, 2, 9, 0), box: synced, play: time.Hour, game: "Zelda", want: 3600, wantDay: "2026-12-02", set: true},
-			{at: day(2026, 12, 2, 10, 0), box: func() *box { b := *synced; b.skew = -48 * time.Hour; return &b }(), want: 3600, wantDay: "2026-12-02", set: true},
+			// Set back two days: the day stays, and it places nothing
+			// (ClockSet false) so what is played now still counts on it.
+			{at: day(2026, 12, 2, 10, 0), box: back, want: 3600, wantDay: "2026-12-02"},
+			{at: day(2026, 12, 2, 11, 0), box: back, play: 30 * time.Minute, game: "Zelda", want: 5400, wantDay: "2026-12-02"},
+			{at: day(2026, 12, 2, 11, 10), box: back, running: 10 * time.Minute, want: 6000, wantDay: "2026-12-02"},
+			// The clock put right: what was played meanwhile stays on the day.
+			{at: day(2026, 12, 2, 12, 0), box: synced, want: 5400, wantDay: "2026-12-02", set: true},
+			{at: day(2026, 12, 3, 0, 30), box: synced, play: 20 * time.Minute, game: "Zelda", want: 1200, wantDay: "2026-12-03", set: true},
+		}},
+		{"a clock set back across a reboot still counts on the kept day", []step{
+			{at: day(2026, 12, 2, 9, 0), box: synced, play: time.Hour, game: "Zelda", want: 3600, wantDay: "2026-12-02", set: true},
+			{at: day(2026, 12, 2, 11, 0), box: &box{bootID: "b2", bootWall: day(2026, 12, 2, 10, 0), synced: true, skew: -24 * time.Hour}, play: 30 * time.Minute, game: "Zelda", want: 5400, wantDay: "2026-12-02"},
 		}},
 		{"a restart of the daemon keeps the day", []step{
 			{at: day(2026, 12, 2, 9, 0), box: synced, play: time.Hour, game: "Zelda", want: 3600, wantDay: "2026-12-02", set: true},

@@ -1,0 +1,109 @@
+package household
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/batocera-cabinet/cabinet/hook/playday"
+)
+
+// MaxGrant bounds one grant of extra time.
+const MaxGrant = 240
+
+// Status is the rules' status now (the running game counted).
+func (e *Enforcer) Status() Status {
+	rules := e.Rules()
+	loc := e.loc()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.load()
+	return e.statusLocked(rules, e.moment(), loc)
+}
+
+// statusLocked evaluates the ledger at m (e.mu held), without writing it.
+func (e *Enforcer) statusLocked(rules Rules, m playday.Moment, loc *time.Location) Status {
+	l := e.ledger.clone()
+	l.Play = playday.Observe(l.Play, m, loc)
+	var span *playday.Span
+	if g := l.Game; g != nil && g.BootID == m.BootID {
+		span = g.count(&l, m, loc)
+	}
+	return Evaluate(rules, l, m, span, loc)
+}
+
+// change applies fn to the ledger brought to now and writes it, then runs
+// a step (a game may have to end, or warnings come again).
+func (e *Enforcer) change(fn func(l *Ledger) error) (Status, error) {
+	rules := e.Rules()
+	loc := e.loc()
+	e.mu.Lock()
+	e.load()
+	m := e.moment()
+	l := e.ledger.clone()
+	l.Play = playday.Observe(l.Play, m, loc)
+	if err := fn(&l); err != nil {
+		e.mu.Unlock()
+		return Status{}, err
+	}
+	if err := e.save(l); err != nil {
+		e.mu.Unlock()
+		return Status{}, fmt.Errorf("the change could not be written to the cabinet's store (is /userdata full?): %w", err)
+	}
+	st := e.statusLocked(rules, m, loc)
+	e.mu.Unlock()
+	e.kick()
+	return st, nil
+}
+
+// Grant adds minutes of extra time to today (until the next midnight the
+// cabinet's clock is sure of).
+func (e *Enforcer) Grant(minutes int, by string) (Status, error) {
+	if minutes < 1 || minutes > MaxGrant {
+		return Status{}, fmt.Errorf("extra time must be 1 to %d minutes, not %d", MaxGrant, minutes)
+	}
+	st, err := e.change(func(l *Ledger) error {
+		if l.BonusDay != l.Play.Day {
+			l.BonusDay, l.Bonus = l.Play.Day, 0
+		}
+		l.Bonus = min(l.Bonus+minutes, MaxMinutes)
+		return nil
+	})
+	if err == nil {
+		e.Log.Info().Int("minutes", minutes).Str("by", by).Msg("household: extra time granted")
+		e.event(Event{Kind: EventExtended, Minutes: minutes, By: by, Detail: fmt.Sprintf("+%d minutes today", minutes), When: e.Now().At})
+	}
+	return st, err
+}
+
+// SetTodayLimit sets today's own limit in minutes (-1: the rules' limit
+// applies again).
+func (e *Enforcer) SetTodayLimit(minutes int, by string) (Status, error) {
+	if minutes < -1 || minutes > MaxMinutes {
+		return Status{}, fmt.Errorf("today's limit must be 0 to %d minutes (or -1 to use the rules' limit), not %d", MaxMinutes, minutes)
+	}
+	st, err := e.change(func(l *Ledger) error {
+		if minutes < 0 {
+			l.TodayDay, l.TodayLimit = "", 0
+			return nil
+		}
+		l.TodayDay, l.TodayLimit = l.Play.Day, minutes
+		return nil
+	})
+	if err == nil {
+		e.Log.Info().Int("minutes", minutes).Str("by", by).Msg("household: today's limit set")
+	}
+	return st, err
+}
+
+// Pause turns "pause play now" on (the running game is saved and quit;
+// launches are ended until it is off) or off.
+func (e *Enforcer) Pause(on bool, by string) (Status, error) {
+	st, err := e.change(func(l *Ledger) error {
+		l.Paused = on
+		return nil
+	})
+	if err == nil {
+		e.Log.Info().Bool("paused", on).Str("by", by).Msg("household: pause play")
+	}
+	return st, err
+}
