@@ -69,8 +69,8 @@ type State struct {
 	// Back says this boot's set clock was seen showing a day before Day (set
 	// back by hand, or a clock chip that lost time): until it shows Day again
 	// it places nothing, and this boot's play counts on Day.
-	Back bool `json:"back,omitempty"`
-	Spans   []Span        `json:"spans,omitempty"`
+	Back  bool   `json:"back,omitempty"`
+	Spans []Span `json:"spans,omitempty"`
 	// Week is the play per game of the last days, oldest first.
 	Week []DayGames `json:"week,omitempty"`
 }
