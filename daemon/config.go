@@ -4,6 +4,7 @@ import (
 	"reflect"
 
 	"github.com/batocera-cabinet/cabinet/daemon/cfaccess"
+	"github.com/batocera-cabinet/cabinet/daemon/household"
 	"github.com/batocera-cabinet/cabinet/daemon/library/rommreport"
 	"github.com/batocera-cabinet/cabinet/daemon/links"
 	"github.com/batocera-cabinet/cabinet/haentities/mqttlink"
@@ -38,6 +39,8 @@ type Config struct {
 	Secrets []string
 	// RomM is where play sessions are reported (off unless paired).
 	RomM rommreport.Config
+	// Household is the play-time rules (cabinet.household.*).
+	Household household.Rules
 }
 
 // HTTP is MCP over Streamable HTTP.

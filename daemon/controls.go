@@ -11,7 +11,9 @@ import (
 
 // onCommand carries out a Home Assistant command (the MQTT link runs them one at a time, in
 // order) through the controls of package sensors.
-func (d *Daemon) onCommand(topic string, payload []byte) { d.newControls().OnCommand(topic, payload) }
+func (d *Daemon) onCommand(topic string, payload []byte, dup bool) {
+	d.newControls().OnCommand(topic, payload, dup)
+}
 
 // newControls are Home Assistant's commands (package sensors) over the daemon's tools, system
 // sensors and power buttons.
@@ -23,8 +25,9 @@ func (d *Daemon) newControls() *sensors.Controls {
 			}
 			return nil
 		},
-		Power:  func() *power.Runner { return d.powerRunner(d.config()) },
-		DryRun: func() bool { return d.config().Tools.DryRun }}
+		Power:     func() *power.Runner { return d.powerRunner(d.config()) },
+		DryRun:    func() bool { return d.config().Tools.DryRun },
+		Household: haHousehold{householdControls{d}}}
 }
 
 // powerRunner carries out power actions through this daemon's ES.

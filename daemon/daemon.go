@@ -29,6 +29,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/batocera-cabinet/cabinet/daemon/clock"
+	"github.com/batocera-cabinet/cabinet/daemon/household"
 	"github.com/batocera-cabinet/cabinet/daemon/library/rommreport"
 	"github.com/batocera-cabinet/cabinet/daemon/power"
 	"github.com/batocera-cabinet/cabinet/daemon/sensors"
@@ -115,6 +116,11 @@ type Daemon struct {
 	// sys reads the volume, the game pads and the update check (built at
 	// start from what probe found).
 	sys *sensors.System
+	// household enforces the play-time rules (set before the parts start).
+	household *household.Enforcer
+	// writing serializes writes of the configuration file; reloading
+	// serializes reloads (the watcher's and a write's own).
+	writing, reloading sync.Mutex
 }
 
 // Run runs the daemon until ctx ends, then stops cleanly: the cabinet is
@@ -179,6 +185,7 @@ func Run(ctx context.Context, opts Options) error {
 	d.eng = newEngine(owner, cfg.Rules, d.clock, d.log, d.afterEvent)
 	d.sys = d.newSystem(cfg.System, cfg.Rules.Settings.Has)
 	d.power = &sensors.PowerState{Host: sensorHost{d}, Clock: d.clock, Log: d.log}
+	d.household = d.newEnforcer()
 	defer d.eng.stop()
 	if lg != nil {
 		d.intake = newHookIntake(lg, d.eng, d.clock, d.log)
@@ -261,6 +268,7 @@ func Run(ctx context.Context, opts Options) error {
 		{"screenshots", d.pictures().RunLastScreenshot},
 		{"play-today", (&sensors.PlayToday{Host: sensorHost{d}, Clock: d.clock, Log: d.log, Store: d.eng.store(),
 			Now: d.opts.Now, Synced: d.clockSynced}).Run},
+		{"household", d.household.Run},
 		{"romm-report", d.reportRomM},
 		{"installs", d.keepInstalls},
 		{"requests", d.followRequests},

@@ -60,6 +60,9 @@ type rig struct {
 
 	mu  sync.Mutex
 	cfg Config
+	// fileRules: the loader applies the file's cabinet.household.* keys
+	// (householdRig).
+	fileRules bool
 }
 
 // rigEpoch is the fake clock's start; the boot clock counts from it.
@@ -151,7 +154,11 @@ func rigConfig(cab *simulator.Cabinet, broker *mqttbroker.Broker) Config {
 func (r *rig) load() (Loaded, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return Loaded{Config: r.cfg}, nil
+	cfg := r.cfg
+	if r.fileRules {
+		r.fileHousehold(&cfg)
+	}
+	return Loaded{Config: cfg}, nil
 }
 
 // stamp reads the fake clock on both of the tracker's clocks.

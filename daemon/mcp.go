@@ -40,7 +40,7 @@ func (d *Daemon) buildLinks(cfg *Config) error {
 		return err
 	}
 	extra := tools.Deps{History: history{d.eng.store()}, Requests: wakingRequests{requests.Kept{DB: d.eng.store()}, d.requestsWake},
-		Clock: d.clock, Daemon: d}
+		Clock: d.clock, Daemon: d, Household: householdControls{d}}
 	normal, err := l.Tools(d.opts.Version, false, extra)
 	if err != nil {
 		return err

@@ -38,9 +38,10 @@ func (d *Daemon) startMQTT(ctx context.Context) error {
 		},
 		Log: d.log,
 	}
-	// Commands: the controls, the power buttons, the volume slider and the
-	// mute switch; the link drops retained ones (a stale press replayed).
-	if settings.Controls || settings.Power || settings.Has.Audio {
+	// Commands: the controls, the power buttons, the volume slider, the
+	// mute switch and the household's controls; the link drops retained
+	// ones (a stale press replayed).
+	if settings.TakesCommands() {
 		lc.CommandTopics = []string{settings.CommandTopic("+")}
 		lc.OnCommand = d.onCommand
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon/es"
+	"github.com/batocera-cabinet/cabinet/daemon/household"
 	"github.com/batocera-cabinet/cabinet/daemon/library/rommreport"
 	"github.com/batocera-cabinet/cabinet/hook/store"
 )
@@ -32,6 +33,8 @@ type Status struct {
 	RomM *RomMStatus `json:"romm,omitempty"`
 	// PendingRequests counts the library requests the daemon still follows.
 	PendingRequests int `json:"pending_requests,omitempty"`
+	// Household is the play-time rules and today's budget.
+	Household *household.Report `json:"household,omitempty"`
 }
 
 // RomMStatus counts the sessions logged since reporting began, by their
@@ -52,10 +55,14 @@ type RomMStatus struct {
 
 // Status reports the daemon's health.
 func (d *Daemon) Status() Status {
+	var rep *household.Report
+	if r, err := (householdControls{d}).Report(context.Background()); err == nil {
+		rep = &r
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	st := Status{PID: os.Getpid(), Version: d.opts.Version, Started: d.started, MQTTEnabled: d.cfg.mqttEnabled(),
-		MCPHTTP: d.http.addr, MCPHTTPError: d.http.err}
+		MCPHTTP: d.http.addr, MCPHTTPError: d.http.err, Household: rep}
 	if d.cfgErr != nil {
 		st.ConfigError = d.cfgErr.Error()
 	}

@@ -130,6 +130,8 @@ func (d *Daemon) watchReload(ctx context.Context, w *fsnotify.Watcher, files ...
 // part whose section differs is rebuilt. An invalid file keeps the last
 // good configuration in force (logged, and shown by `cabinet doctor`).
 func (d *Daemon) reload(ctx context.Context) {
+	d.reloading.Lock()
+	defer d.reloading.Unlock()
 	l, err := loadProbed(d.opts.Load)
 	if err == nil {
 		err = l.Err

@@ -2,7 +2,11 @@ package haentities
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -63,4 +67,160 @@ func TestSmartPlugBlueprint(t *testing.T) {
 	if bp.Actions[2]["action"] != "switch.turn_off" {
 		t.Errorf("last action %v: want switch.turn_off", bp.Actions[2])
 	}
+}
+
+// TestHouseholdBlueprints holds the two household blueprints to what they promise a parent: a
+// notification when the time is up (and, optionally, when a game is refused) whose "+15 min" and
+// "+30 min" buttons press the extra-time buttons; a notice when bedtime comes during a game or a
+// game is refused at bedtime. TestHomeAssistantPieces checks their inputs, states, event types and
+// action ids against the catalogue.
+func TestHouseholdBlueprints(t *testing.T) {
+	t.Parallel() // its own python3 runs
+	type trigger struct {
+		Trigger   string `json:"trigger"`
+		ID        string `json:"id"`
+		EventType string `json:"event_type"`
+		To        any    `json:"to"`
+		EntityID  any    `json:"entity_id"`
+	}
+	type blueprint struct {
+		Blueprint struct {
+			Input map[string]struct {
+				Default any `json:"default"`
+			} `json:"input"`
+		} `json:"blueprint"`
+		Mode       string           `json:"mode"`
+		Triggers   []trigger        `json:"triggers"`
+		Conditions []map[string]any `json:"conditions"`
+	}
+	load := func(name string) (blueprint, string) {
+		out, err := json.Marshal(parseHAYAML(t, filepath.Join(haPieces, name)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var bp blueprint
+		if err := json.Unmarshal(out, &bp); err != nil {
+			t.Fatal(err)
+		}
+		return bp, string(out)
+	}
+	input := func(v any) string { return fmt.Sprint(asMap(v)["!input"]) }
+
+	bp, raw := load("play_limit_reached.yaml")
+	if len(bp.Triggers) != 2 || input(bp.Triggers[0].EntityID) != "limit_event" || bp.Triggers[1].EventType != "mobile_app_notification_action" {
+		t.Errorf("play_limit_reached triggers %+v: want the limit event, then the app's action event", bp.Triggers)
+	}
+	if bp.Mode == "single" {
+		t.Errorf("play_limit_reached mode single: a tap while a notification is sent would be dropped")
+	}
+	cond := fmt.Sprint(bp.Conditions)
+	for _, want := range []string{"kind == '" + LimitReached + "'", "kind == '" + LimitRefused + "'", "include_refused"} {
+		if !strings.Contains(cond, want) {
+			t.Errorf("play_limit_reached conditions %s lack %s", cond, want)
+		}
+	}
+	if bp.Blueprint.Input["include_refused"].Default != true {
+		t.Errorf("include_refused defaults to %v, want true", bp.Blueprint.Input["include_refused"].Default)
+	}
+	for _, title := range []string{`"title":"+15 min"`, `"title":"+30 min"`} {
+		if !strings.Contains(raw, title) {
+			t.Errorf("play_limit_reached's notification lacks the button %s", title)
+		}
+	}
+
+	bp, _ = load("played_at_bedtime.yaml")
+	if len(bp.Triggers) != 2 || input(bp.Triggers[0].EntityID) != "limit_state" || bp.Triggers[0].To != LimitBedtime ||
+		input(bp.Triggers[1].EntityID) != "limit_event" {
+		t.Errorf("played_at_bedtime triggers %+v: want limit_state to %s, then the limit event", bp.Triggers, LimitBedtime)
+	}
+	cond = fmt.Sprint(bp.Conditions)
+	for _, want := range []string{"is_state(activity, '" + ActivityPlaying + "')", "kind == '" + LimitRefused + "'",
+		"is_state(limit_state, '" + LimitBedtime + "')"} {
+		if !strings.Contains(cond, want) {
+			t.Errorf("played_at_bedtime conditions %s lack %s", cond, want)
+		}
+	}
+}
+
+// checkActionIDs holds an actionable notification to what answers it: a trigger on the app's
+// action event; each button's id a variable made from the automation's own entity id (so two
+// automations, for two cabinets or two parents, never share one), none shared; and each id
+// answered by a branch that presses the extra-time button of the minutes the button offers.
+func checkActionIDs(t *testing.T, doc map[string]any, inputs map[string]string, byKey map[string]Entity) {
+	titles := map[string]string{} // id variable → button title
+	walk(doc, func(m map[string]any) {
+		for _, a := range asList(asMap(m["data"])["actions"]) {
+			act := asMap(a)
+			v := templateVar(act["action"])
+			if v == "" {
+				t.Errorf("notification button %v: want its id from a variable ({{ name }})", act)
+				continue
+			}
+			titles[v], _ = act["title"].(string)
+		}
+	})
+	if len(titles) == 0 {
+		return
+	}
+	trigger := false
+	for _, tr := range asList(doc["triggers"]) {
+		trigger = trigger || asMap(tr)["trigger"] == "event" && asMap(tr)["event_type"] == "mobile_app_notification_action"
+	}
+	if !trigger {
+		t.Errorf("notification buttons %v but no mobile_app_notification_action trigger", titles)
+	}
+	templates := map[string]string{}
+	for v := range titles {
+		tpl, _ := asMap(doc["variables"])[v].(string)
+		if !strings.Contains(tpl, "this.entity_id") {
+			t.Errorf("action id %s = %q: want it made from this.entity_id", v, tpl)
+		}
+		if other, ok := templates[tpl]; ok {
+			t.Errorf("action ids %s and %s are the same %q", v, other, tpl)
+		}
+		templates[tpl] = v
+	}
+	answered := map[string]bool{}
+	compare := regexp.MustCompile(`trigger\.event\.data\.action == (\w+)`)
+	walk(doc, func(m map[string]any) {
+		for _, opt := range asList(m["choose"]) {
+			o := asMap(opt)
+			cond, _ := json.Marshal(o["conditions"])
+			c := compare.FindStringSubmatch(string(cond))
+			if c == nil {
+				continue
+			}
+			title, ok := titles[c[1]]
+			if !ok {
+				t.Errorf("a branch answers %s, which no notification button carries", c[1])
+				continue
+			}
+			answered[c[1]] = true
+			offered := regexp.MustCompile(`^\+(\d+) min$`).FindStringSubmatch(title)
+			pressed := 0
+			walk(o["sequence"], func(s map[string]any) {
+				if s["action"] == "button.press" {
+					name, _ := asMap(asMap(s["target"])["entity_id"])["!input"].(string)
+					pressed = ExtraTimeMinutes(byKey[inputs[name]].Key)
+				}
+			})
+			if offered == nil || strconv.Itoa(pressed) != offered[1] {
+				t.Errorf("button %q (%s) presses the extra-time button of %d min", title, c[1], pressed)
+			}
+		}
+	})
+	for v, title := range titles {
+		if !answered[v] {
+			t.Errorf("notification button %q (%s): no branch answers it", title, v)
+		}
+	}
+}
+
+// templateVar is name for "{{ name }}", else "".
+func templateVar(v any) string {
+	s, _ := v.(string)
+	if m := regexp.MustCompile(`^\{\{\s*(\w+)\s*\}\}$`).FindStringSubmatch(s); m != nil {
+		return m[1]
+	}
+	return ""
 }

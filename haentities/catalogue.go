@@ -49,7 +49,8 @@ const (
 )
 
 // Entity is one row of the catalogue: everything its discovery config says. The daemon's diagnostics
-// and controls are added as more rows (EntityCategory, ExpireAfter, Command, NoState are there for them).
+// and controls are added as more rows (EntityCategory, ExpireAfter, Command, NoState, Confirmed are
+// there for them).
 type Entity struct {
 	Key         string // entity key, e.g. NowPlaying
 	Component   string // sensor, binary_sensor, event, button, notify…
@@ -70,6 +71,9 @@ type Entity struct {
 	ExpireAfter    int    // seconds; 0 leaves it out
 	Command        bool   // has <state topic>/set (buttons, notify)
 	NoState        bool   // no state topic (buttons, notify)
+	// Confirmed says optimistic false explicitly on a command entity with a state: HA shows a change
+	// only once the daemon's retained state confirms it.
+	Confirmed bool
 	// Image has an image_topic (base64 JPEG) instead of a state topic.
 	Image bool
 	// Min, Max, Step and Mode are a number's range and widget.

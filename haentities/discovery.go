@@ -47,6 +47,7 @@ type config struct {
 	ImageEncoding       string   `json:"image_encoding,omitempty"`
 	ContentType         string   `json:"content_type,omitempty"`
 	Retain              *bool    `json:"retain,omitempty"`
+	Optimistic          *bool    `json:"optimistic,omitempty"`
 	AvailabilityTopic   string   `json:"availability_topic,omitempty"`
 	DeviceClass         string   `json:"device_class,omitempty"`
 	StateClass          string   `json:"state_class,omitempty"`
@@ -117,6 +118,9 @@ func Config(s Settings, e Entity, at time.Time) Message {
 		// reconnect of the cabinet. Said explicitly, though false is HA's default.
 		retain := false
 		c.CommandTopic, c.Retain = s.CommandTopic(e.Key), &retain
+		if e.Confirmed && !e.NoState {
+			c.Optimistic = &retain // false
+		}
 		switch e.Component {
 		case ComponentButton:
 			c.PayloadPress = PayloadPress
@@ -132,25 +136,60 @@ func Config(s Settings, e Entity, at time.Time) Message {
 
 // Catalogue is every entity the publisher of s announces, in publishing order: play tracking, then
 // for the daemon the diagnostics and the power, volume, controller and update entities whose source
-// this cabinet has (Settings.Has), its controls and its power buttons when they are on.
+// this cabinet has (Settings.Has), its controls, its power buttons and the household entities when
+// their settings are on.
 func Catalogue(s Settings) []Entity {
 	cat := PlayTracking()
 	if !s.Daemon {
 		return cat
 	}
 	for _, e := range daemonEntities() {
-		if !s.has(e.Key) || e.Component == ComponentButton && !buttonOn(s, e.Key) ||
-			e.Component == ComponentNotify && !s.Controls {
-			continue
+		if s.has(e.Key) && settingOn(s, e) {
+			cat = append(cat, e)
 		}
-		cat = append(cat, e)
 	}
 	return cat
 }
 
+// TakesCommands says whether an entity s announces takes Home Assistant's commands: the link
+// subscribes to <base>/<id>/+/set only then.
+func (s Settings) TakesCommands() bool {
+	return slices.ContainsFunc(Catalogue(s), func(e Entity) bool { return e.Command })
+}
+
+// announces says whether the daemon of s announces a daemon entity: a builder publishes nothing on
+// the topics of an entity that is not announced.
+func (s Settings) announces(key string) bool {
+	if !s.Daemon || !s.has(key) {
+		return false
+	}
+	for _, e := range daemonEntities() {
+		if e.Key == key {
+			return settingOn(s, e)
+		}
+	}
+	return false
+}
+
 // daemonEntities is every entity only the daemon announces, whatever this cabinet has or has on.
 func daemonEntities() []Entity {
-	return slices.Concat(Diagnostics(), systemEntities(), Controls(), PowerButtons())
+	return slices.Concat(Diagnostics(), systemEntities(), Controls(), PowerButtons(), HouseholdEntities())
+}
+
+// settingOn says whether the setting that gates a daemon entity is on: the household entities with
+// theirs, the power buttons with cabinet.ha.power, the other buttons and the notify entity with
+// cabinet.ha.controls; the others have none.
+func settingOn(s Settings, e Entity) bool {
+	if on, ok := householdOn(s, e.Key); ok {
+		return on
+	}
+	switch e.Component {
+	case ComponentButton:
+		return buttonOn(s, e.Key)
+	case ComponentNotify:
+		return s.Controls
+	}
+	return true
 }
 
 // buttonOn says whether a button's switch is on: the power buttons with cabinet.ha.power, the others
@@ -186,9 +225,10 @@ func DiscoveryTopics(s Settings) []string {
 }
 
 // KeptTopics lists the config topics the publisher of s neither announces nor clears: for a hook, the
-// daemon's diagnostics and controls. A hook never updates those entities, and clearing their configs
-// whenever it runs without the daemon (a daemon stopped before a shutdown's last events) would delete
-// them in HA and lose their history and customisations. The daemon owns every config: nil.
+// daemon's diagnostics, controls and household entities. A hook never updates those entities, and
+// clearing their configs whenever it runs without the daemon (a daemon stopped before a shutdown's
+// last events) would delete them in HA and lose their history and customisations. The daemon owns
+// every config: nil.
 func KeptTopics(s Settings) []string {
 	if s.Daemon {
 		return nil

@@ -49,6 +49,12 @@ type Settings struct {
 	Controls bool
 	// Power is cabinet.ha.power: the daemon announces the restart and shutdown buttons.
 	Power bool
+	// Household is cabinet.ha.household: the daemon announces a parent's controls (the limits and
+	// pause_play switches, the daily_limit number, the extra-time buttons) and what LimitsOn does.
+	Household bool
+	// LimitsOn is cabinet.household.enabled: the daemon announces time_left_today, limit_state and
+	// the limit event (so does Household).
+	LimitsOn bool
 	// MAC is the default route's interface's address, chosen once and kept in the state dir so the
 	// hook and the daemon publish the same device block; "" leaves connections out.
 	MAC string

@@ -51,7 +51,7 @@ var havePyYAML = sync.OnceValues(func() (string, error) {
 // the entity id HA derives for the default device name.
 func fullCatalogue() map[string]Entity {
 	s := goldenSettings()
-	s.Name, s.Daemon, s.Controls, s.Power = "Batocera", true, true, true
+	s.Name, s.Daemon, s.Controls, s.Power, s.Household = "Batocera", true, true, true, true
 	s.Has = Sources{CPUTemperature: true, Audio: true, Controllers: true, Update: true, Network: true, Host: true}
 	out := map[string]Entity{}
 	for _, e := range Catalogue(s) {
@@ -76,6 +76,8 @@ func publishedAttributes(t *testing.T) map[string][]string {
 	msgs := States(s, snap, goldenNow)
 	msgs = append(msgs, PlayTimeTodayStates(s, PlayDay{Top: []TopGame{{Game: "x", Seconds: 1}}}, goldenNow)...)
 	msgs = append(msgs, ControllerStates(s, []Pad{{Name: "pad", Battery: new(int)}}, goldenNow)...)
+	s.Daemon, s.Household = true, true
+	msgs = append(msgs, HouseholdStates(s, goldenHousehold()[1], goldenNow)...)
 	byTopic := map[string]string{} // attributes topic → entity key
 	for _, e := range fullCatalogue() {
 		if e.Attributes {
@@ -106,8 +108,8 @@ func publishedAttributes(t *testing.T) map[string][]string {
 // Assistant cannot run here: this is parsing, not running them in HA.
 func TestHomeAssistantPieces(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(haPieces, "*.yaml"))
-	if err != nil || len(files) < 5 {
-		t.Fatalf("pieces %v (%v): want the card and four blueprints", files, err)
+	if err != nil || len(files) < 7 {
+		t.Fatalf("pieces %v (%v): want the card and six blueprints", files, err)
 	}
 	cat := fullCatalogue()
 	attrs := publishedAttributes(t)
@@ -115,6 +117,7 @@ func TestHomeAssistantPieces(t *testing.T) {
 	inputs := map[string]string{
 		"activity": Activity, "now_playing": NowPlaying, "power_state": PowerState,
 		"shutdown_button": Shutdown, "play_time_today": PlayTimeToday,
+		"limit_event": LimitEvent, "limit_state": LimitState, "extra_time": ExtraTime, "extra_time_30": ExtraTime30,
 	}
 	byKey := map[string]Entity{}
 	for _, e := range cat {
@@ -190,6 +193,34 @@ func checkBlueprint(t *testing.T, bp, doc map[string]any, raw string, inputs map
 			t.Errorf("state_attr(%s, '%s'): %s publishes only %v", m[1], m[2], key, attrs[key])
 		}
 	}
+	// Event types compared in templates (kind == 'reached', event_type == …) are the bound event
+	// entities'; states compared with is_state are the entity's options.
+	var types []string
+	for name := range in {
+		if e, ok := byKey[inputs[name]]; ok && e.Component == ComponentEvent {
+			types = append(types, e.EventTypes...)
+		}
+	}
+	compared := regexp.MustCompile(`\b(?:kind|event_type)\s*[!=]=\s*'(\w+)'`).FindAllStringSubmatch(raw, -1)
+	if len(types) > 0 && len(compared) == 0 {
+		t.Errorf("the blueprint binds an event entity but never compares its event type")
+	}
+	for _, m := range compared {
+		if !slices.Contains(types, m[1]) {
+			t.Errorf("event type %q is not one of the bound event entities' %v", m[1], types)
+		}
+	}
+	for _, m := range regexp.MustCompile(`is_state\((\w+),\s*'(\w+)'\)`).FindAllStringSubmatch(raw, -1) {
+		key := inputs[vars[m[1]]]
+		if key == "" {
+			t.Errorf("is_state(%s, …): %s is not bound to a known input", m[1], m[1])
+			continue
+		}
+		if e := byKey[key]; len(e.Options) > 0 && !slices.Contains(e.Options, m[2]) {
+			t.Errorf("is_state(%s, '%s'): %s has only %v", m[1], m[2], key, e.Options)
+		}
+	}
+	checkActionIDs(t, doc, inputs, byKey)
 	// States compared on our entities: triggers' to/from, state conditions.
 	walk(doc, func(m map[string]any) {
 		ref, ok := asMap(m["entity_id"])["!input"].(string)

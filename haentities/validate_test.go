@@ -31,14 +31,19 @@ func fullCapture() []Message {
 	msgs = append(msgs, DiagnosticStates(daemon, goldenDiagnostics(), goldenNow)...)
 	msgs = append(msgs, DiagnosticStates(daemon, DiagnosticValues{}, goldenNow)...)
 	msgs = append(msgs, systemStates(daemon)...)
+	msgs = append(msgs, householdStates(daemon)...)
+	msgs = append(msgs, householdEvents(daemon)...)
 	// Other settings publish under their own topics and must pass too.
-	other := Settings{ID: "cab_2", DiscoveryPrefix: "ha", BaseTopic: "arcade/cabinets", Version: "dev", Daemon: true, Controls: true}
+	other := Settings{ID: "cab_2", DiscoveryPrefix: "ha", BaseTopic: "arcade/cabinets", Version: "dev", Daemon: true, Controls: true,
+		LimitsOn: true}
 	msgs = append(msgs, Discovery(other, goldenNow)...)
 	msgs = append(msgs, States(other, Snapshot{}, goldenNow)...)
 	msgs = append(msgs, DiagnosticStates(other, goldenDiagnostics(), goldenNow)...)
 	msgs = append(msgs, PowerStateMessage(other, PowerStopped, goldenNow), ArtworkState(other, tinyJPEG(), goldenNow),
 		PictureState(other, LastScreenshot, tinyJPEG(), goldenNow))
 	msgs = append(msgs, PlayTimeTodayStates(other, PlayDay{Seconds: 60, Day: "2026-01-02"}, goldenNow)...)
+	msgs = append(msgs, HouseholdStates(other, HouseholdState{LimitMinutes: -1, LeftSeconds: -1}, goldenNow)...)
+	msgs = append(msgs, LimitEventMessage(other, LimitRefused, "Tetris", "bedtime", 0, goldenNow, goldenNow))
 	msgs = append(msgs, SessionStart(other, goldenCurrent(), goldenNow), CabinetEvent(other, CabinetStart, goldenNow, goldenNow))
 	return msgs
 }

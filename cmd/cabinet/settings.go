@@ -16,6 +16,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/cmd/cabinet/config"
 	"github.com/batocera-cabinet/cabinet/daemon"
 	"github.com/batocera-cabinet/cabinet/daemon/cfaccess"
+	"github.com/batocera-cabinet/cabinet/daemon/household"
 	"github.com/batocera-cabinet/cabinet/daemon/tools"
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/haentities/mqttlink"
@@ -50,6 +51,8 @@ func haSettings(cfg *config.Config, version string, isDaemon bool) (haentities.S
 		Daemon:          isDaemon,
 		Controls:        isDaemon && cfg.HA.Controls,
 		Power:           isDaemon && cfg.HA.Power,
+		Household:       isDaemon && cfg.HA.Household,
+		LimitsOn:        isDaemon && householdRules(cfg).Enabled,
 		MAC:             cabinetMAC(cfg, isDaemon),
 	}
 	return s, s.Validate()
@@ -155,6 +158,7 @@ func daemonConfig(l *config.Loaded, version string) (daemon.Loaded, error) {
 		System:      systemPaths(cfg),
 		LogLevel:    cfg.LogLevel,
 		Secrets:     cfg.Secrets(),
+		Household:   householdRules(cfg),
 	}
 	if cfg.MQTTEnabled() {
 		dc.MQTT = mqttOptions(cfg, clientID)
@@ -171,6 +175,13 @@ func daemonConfig(l *config.Loaded, version string) (daemon.Loaded, error) {
 		err = errors.Join(err, aerr)
 	}
 	return daemon.Loaded{Config: dc, Warnings: l.Warnings, Err: err}, nil
+}
+
+// householdRules are the play-time rules of cabinet.household.* (the
+// loader has checked every value already: an invalid one holds its default).
+func householdRules(cfg *config.Config) household.Rules {
+	r, _ := household.Parse(cfg.Household.Values)
+	return r
 }
 
 // httpConfig maps cabinet.mcp.listen, the Host and Origin allow-lists,

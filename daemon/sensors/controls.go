@@ -44,6 +44,8 @@ type Controls struct {
 	DryRun func() bool
 	// Presses is the power buttons' two-press rule.
 	Presses *power.Presses
+	// Household carries out a parent's commands (cabinet.ha.household); nil: not ready.
+	Household HouseholdControl
 }
 
 // onCommand carries out a Home Assistant control (cabinet.ha.controls):
@@ -52,8 +54,10 @@ type Controls struct {
 // refusals while no game runs, dry-run, read-only) apply unchanged.
 // Anything that is not a well-formed control is ignored. Every command
 // leaves one log line; the message text itself is never logged. The link
-// runs commands one at a time, in order, and drops retained ones.
-func (c *Controls) OnCommand(topic string, payload []byte) {
+// runs commands one at a time, in order, and drops retained ones; dup is
+// MQTT's DUP flag (a QoS 1 command the broker may be delivering again),
+// heeded by the household buttons only.
+func (c *Controls) OnCommand(topic string, payload []byte, dup bool) {
 	log := c.Log.With().Str("topic", untrusted.Clean(topic, maxLoggedRunes)).Logger()
 	settings := c.Host.Rules().Settings
 	entity, _ := settings.CommandEntity(topic) // "" for another topic
@@ -63,6 +67,10 @@ func (c *Controls) OnCommand(topic string, payload []byte) {
 		return
 	case haentities.RestartES, haentities.Reboot, haentities.Shutdown:
 		c.onPower(log, entity, payload)
+		return
+	case haentities.Limits, haentities.DailyLimit, haentities.PausePlay,
+		haentities.ExtraTime, haentities.ExtraTime30, haentities.ExtraTime60:
+		c.onHousehold(log, settings, entity, payload, dup)
 		return
 	}
 	if !settings.Controls {

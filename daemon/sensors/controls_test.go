@@ -102,14 +102,14 @@ func TestControls(t *testing.T) {
 		System:  &System{Host: h, Clock: clock.NewFake(time.Time{}), Log: zerolog.Nop(), Audio: audio},
 		Presses: &power.Presses{}}
 	set := h.Rules().Settings
-	c.OnCommand(set.CommandTopic(haentities.PauseGame), []byte(haentities.PayloadPress))
-	c.OnCommand(set.CommandTopic(haentities.PauseGame), []byte("press"))
-	c.OnCommand(set.CommandTopic(haentities.Reboot), []byte(haentities.PayloadPress)) // cabinet.ha.power off
-	c.OnCommand(set.CommandTopic(haentities.Volume), []byte("35"))
+	c.OnCommand(set.CommandTopic(haentities.PauseGame), []byte(haentities.PayloadPress), false)
+	c.OnCommand(set.CommandTopic(haentities.PauseGame), []byte("press"), false)
+	c.OnCommand(set.CommandTopic(haentities.Reboot), []byte(haentities.PayloadPress), false) // cabinet.ha.power off
+	c.OnCommand(set.CommandTopic(haentities.Volume), []byte("35"), false)
 	h.mu.Lock()
 	h.rules.Settings.Controls = false
 	h.mu.Unlock()
-	c.OnCommand(set.CommandTopic(haentities.QuitGame), []byte(haentities.PayloadPress))
+	c.OnCommand(set.CommandTopic(haentities.QuitGame), []byte(haentities.PayloadPress), false)
 	if !slices.Equal(tools.calls, []string{"batocera_pause_game"}) {
 		t.Errorf("tools called %q, want only batocera_pause_game", tools.calls)
 	}

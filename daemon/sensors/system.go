@@ -171,15 +171,7 @@ func ParseVolume(payload []byte) (int, error) {
 }
 
 // ParseSwitch reads a switch command: exactly ON or OFF.
-func ParseSwitch(payload []byte) (bool, error) {
-	switch string(payload) {
-	case haentities.OnState:
-		return true, nil
-	case haentities.OffState:
-		return false, nil
-	}
-	return false, fmt.Errorf("a switch payload must be %q or %q", haentities.OnState, haentities.OffState)
-}
+func ParseSwitch(payload []byte) (bool, error) { return haentities.ParseSwitch(payload) }
 
 // quoteShort is a command's payload for a log line: quoted, at most 16 bytes.
 func quoteShort(b []byte) string {

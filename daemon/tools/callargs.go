@@ -3,6 +3,7 @@ package tools
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -166,8 +167,58 @@ func parseValue(key, val string, p map[string]any) (any, error) {
 			}
 		}
 		return val, nil
+	case "array":
+		return parseList(key, val, p)
+	case "object":
+		return parsePairs(key, val, p)
 	}
 	return nil, fmt.Errorf("argument %s cannot be given as text", key)
+}
+
+// parseList reads an array argument as comma-separated items ("" is the
+// empty list), each parsed by the items' schema.
+func parseList(key, val string, p map[string]any) (any, error) {
+	items, _ := p["items"].(map[string]any)
+	out := []any{}
+	if strings.TrimSpace(val) != "" {
+		for _, part := range strings.Split(val, ",") {
+			v, err := parseValue(key, strings.TrimSpace(part), items)
+			if err != nil {
+				return nil, fmt.Errorf("argument %s must be %s, got %q", key, expect(p), val)
+			}
+			out = append(out, v)
+		}
+	}
+	if hi, ok := bound(p, "maxItems"); ok && float64(len(out)) > hi {
+		return nil, fmt.Errorf("argument %s must be %s, got %q", key, expect(p), val)
+	}
+	return out, nil
+}
+
+// parsePairs reads an object argument as comma-separated name:value pairs,
+// each value parsed by its property's schema.
+func parsePairs(key, val string, p map[string]any) (any, error) {
+	props, _ := p["properties"].(map[string]any)
+	out := map[string]any{}
+	if strings.TrimSpace(val) == "" {
+		return out, nil
+	}
+	for _, pair := range strings.Split(val, ",") {
+		name, v, ok := strings.Cut(strings.TrimSpace(pair), ":")
+		sub, known := props[name].(map[string]any)
+		if !ok || !known {
+			return nil, fmt.Errorf("argument %s must be %s, got %q", key, expect(p), val)
+		}
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("argument %s gives %s twice", key, name)
+		}
+		x, err := parseValue(key+"."+name, strings.TrimSpace(v), sub)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = x
+	}
+	return out, nil
 }
 
 // expect says what a property takes, for error messages.
@@ -191,6 +242,17 @@ func expect(p map[string]any) string {
 		return kind
 	case "boolean":
 		return "true or false"
+	case "array":
+		items, _ := p["items"].(map[string]any)
+		s := "a comma-separated list of " + expect(items)
+		if hi, ok := bound(p, "maxItems"); ok {
+			s += fmt.Sprintf(" (at most %v)", hi)
+		}
+		return s
+	case "object":
+		props, _ := p["properties"].(map[string]any)
+		names := slices.Sorted(maps.Keys(props))
+		return "comma-separated name:value pairs, names " + strings.Join(names, ", ")
 	}
 	if e := enumOf(p); e != nil {
 		return "one of " + strings.Join(e, ", ")

@@ -12,7 +12,7 @@ import (
 
 func toolDef(t testing.TB, name string) mcp.Tool {
 	t.Helper()
-	for _, st := range buildToolset(newWiring(Deps{History: stubHistory{}}, Options{})).registered(false) {
+	for _, st := range buildToolset(newWiring(Deps{History: stubHistory{}, Household: newFakeHousehold(nil)}, Options{})).registered(false) {
 		if st.Tool.Name == name {
 			return st.Tool
 		}
@@ -52,6 +52,22 @@ func TestParseCallArgs(t *testing.T) {
 		{"batocera_show_message", []string{"text=Hello world ✓", "target=popup"}, `{"target":"popup","text":"Hello world ✓"}`},
 		{"batocera_show_message", []string{"text=\xff"}, "error: argument \"text=\\xff\" is not valid UTF-8"},
 		{"batocera_adjust_volume", []string{"action=loud"}, "error: argument action must be one of up, down, mute"},
+		{"batocera_set_limits", []string{"warn_at=15, 5,1", "daily_minutes=-1", "bedtime=21:00-07:00"},
+			`{"bedtime":"21:00-07:00","daily_minutes":-1,"warn_at":[15,5,1]}`},
+		{"batocera_set_limits", []string{"warn_at="}, `{"warn_at":[]}`},
+		{"batocera_set_limits", []string{"warn_at=0"}, "error: argument warn_at must be a comma-separated list of a whole number from 1 to 120 (at most 6)"},
+		{"batocera_set_limits", []string{"warn_at=1,2,3,4,5,6,7"}, "error: argument warn_at must be a comma-separated list"},
+		{"batocera_set_limits", []string{"warn_at=5,x"}, "error: argument warn_at must be"},
+		{"batocera_set_limits", []string{"weekday_minutes=sat:120, sun:-1"}, `{"weekday_minutes":{"sat":120,"sun":-1}}`},
+		{"batocera_set_limits", []string{"weekday_minutes=sat:2000"}, "error: argument weekday_minutes.sat must be a whole number from -1 to 1440"},
+		{"batocera_set_limits", []string{"weekday_minutes=xyz:5"}, "error: argument weekday_minutes must be comma-separated name:value pairs, names fri, mon, sat, sun, thu, tue, wed"},
+		{"batocera_set_limits", []string{"weekday_minutes=sat"}, "error: argument weekday_minutes must be comma-separated name:value pairs"},
+		{"batocera_set_limits", []string{"weekday_minutes=sat:1,sat:2"}, "error: argument weekday_minutes gives sat twice"},
+		{"batocera_set_limits", []string{"at_limit=save_quit", "enabled=on"}, `{"at_limit":"save_quit","enabled":true}`},
+		{"batocera_grant_time", []string{"minutes=15"}, `{"minutes":15}`},
+		{"batocera_grant_time", []string{"minutes=241"}, "error: argument minutes must be a whole number from 1 to 240"},
+		{"batocera_grant_time", nil, "error: missing argument minutes"},
+		{"batocera_pause_play", []string{"paused=yes"}, `{"paused":true}`},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s %q", tt.tool, tt.kvs), func(t *testing.T) {
@@ -125,7 +141,7 @@ func FuzzParseCallArgs(f *testing.F) {
 	f.Add("batocera_play_history", "since=7d\x00limit=100")
 	f.Add("batocera_find_games", "offset=-0\x00players=+3")
 	names := map[string]mcp.Tool{}
-	for _, st := range buildToolset(newWiring(Deps{History: stubHistory{}}, Options{})).registered(false) {
+	for _, st := range buildToolset(newWiring(Deps{History: stubHistory{}, Household: newFakeHousehold(nil)}, Options{})).registered(false) {
 		names[st.Tool.Name] = st.Tool
 	}
 	f.Fuzz(func(t *testing.T, tool, joined string) {

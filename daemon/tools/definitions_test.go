@@ -25,19 +25,23 @@ var update = flag.Bool("update", false, "rewrite testdata/toolsnaps from the cur
 // moved to the wrong kind fails here.
 var (
 	readTools = []string{"batocera_get_status", "batocera_list_systems", "batocera_find_games", "batocera_get_game",
-		"batocera_get_health", "batocera_play_history"}
+		"batocera_get_health", "batocera_play_history", "batocera_get_limits"}
 	writeTools = []string{"batocera_launch_game", "batocera_show_message", "batocera_reload_games",
 		"batocera_pause_game", "batocera_save_state", "batocera_change_save_slot", "batocera_take_screenshot",
-		"batocera_adjust_volume", "batocera_set_volume"}
-	destructiveTools = []string{"batocera_quit_game", "batocera_load_state", "batocera_reset_game", "batocera_power"}
-	idempotentWrites = []string{"batocera_quit_game", "batocera_reload_games", "batocera_set_volume"}
+		"batocera_adjust_volume", "batocera_set_volume", "batocera_grant_time"}
+	destructiveTools = []string{"batocera_quit_game", "batocera_load_state", "batocera_reset_game", "batocera_power",
+		"batocera_set_limits", "batocera_pause_play"}
+	idempotentWrites = []string{"batocera_quit_game", "batocera_reload_games", "batocera_set_volume",
+		"batocera_set_limits", "batocera_pause_play"}
 )
 
-// allDefinitions builds every tool, play history and power included,
-// without dependencies (definitions never touch them).
+// allDefinitions builds every tool, play history, power, volume and the
+// household's included, without dependencies (definitions never touch
+// them).
 func allDefinitions(t *testing.T) []server.ServerTool {
 	t.Helper()
-	ts := buildToolset(newWiring(Deps{History: stubHistory{}, Power: &power.Runner{}, Volume: &sysaudio.Audio{}}, Options{}))
+	ts := buildToolset(newWiring(Deps{History: stubHistory{}, Power: &power.Runner{}, Volume: &sysaudio.Audio{},
+		Household: newFakeHousehold(nil)}, Options{}))
 	return ts.registered(false)
 }
 
@@ -215,6 +219,10 @@ func validArgs(tool string) map[string]any {
 		return map[string]any{"action": "up"}
 	case "batocera_power":
 		return map[string]any{"action": "shutdown"}
+	case "batocera_grant_time":
+		return map[string]any{"minutes": 15}
+	case "batocera_pause_play":
+		return map[string]any{"paused": true}
 	}
 	return map[string]any{}
 }

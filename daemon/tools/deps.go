@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon/es"
+	"github.com/batocera-cabinet/cabinet/daemon/household"
 	"github.com/batocera-cabinet/cabinet/daemon/power"
 	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
 )
@@ -39,6 +40,24 @@ type ES interface {
 type Power interface {
 	Intend(ctx context.Context, a power.Action) (power.Intent, error)
 	Do(ctx context.Context, a power.Action) (power.Result, error)
+}
+
+// Household is the household's play-time rules, kept by the daemon (nil:
+// the household tools are not registered and launches are not checked).
+// by names who asked ("mcp" for the tools).
+type Household interface {
+	Report(ctx context.Context) (household.Report, error)
+	// SetRules writes cabinet.household.* keys (full key names -> values,
+	// each already valid by household.Check) to batocera.conf and applies
+	// them.
+	SetRules(ctx context.Context, values map[string]string, by string) (household.Report, error)
+	// SetTodayLimit sets today's own limit in minutes (-1 clears it: the
+	// rules' limit applies).
+	SetTodayLimit(ctx context.Context, minutes int, by string) (household.Report, error)
+	// Grant adds extra minutes for today; they lapse at midnight.
+	Grant(ctx context.Context, minutes int, by string) (household.Report, error)
+	// Pause turns "pause play now" on or off.
+	Pause(ctx context.Context, on bool, by string) (household.Report, error)
 }
 
 // RetroArch is what the tools use of RetroArch's network commands

@@ -61,6 +61,12 @@ func (g *guard) run(ctx context.Context, a action) (dryRun bool, err error) {
 	return false, a.send(ctx)
 }
 
+// enforce carries out a for the household's play-time rules (the daemon's
+// enforcement, never an MCP client): no rate-limit token is taken or
+// refused and dry run does not apply, since both guard against what
+// clients do and the rules must be able to end a game regardless.
+func (g *guard) enforce(ctx context.Context, a action) error { return a.send(ctx) }
+
 // beginLaunch marks a launch in flight, refusing a second one: ES shows a
 // launched game in /runningGame only a second or so after POST /launch, so
 // the running-game check alone would let two launches through.

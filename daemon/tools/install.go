@@ -42,7 +42,7 @@ type InstallResult struct {
 
 func (r InstallResult) text() string { return r.ActionResult.text() }
 
-func installTool(in Installer, e ES, g *guard, cabinet string) (mcp.Tool, server.ToolHandlerFunc) {
+func installTool(in Installer, e ES, g *guard, hh Household, cabinet string) (mcp.Tool, server.ToolHandlerFunc) {
 	t := defineLibrary("library_install", "Install a game from RomM",
 		"Download a RomM ROM (rom_id from library_search) onto the cabinet, verified against RomM's hashes, moved into "+
 			"place at once, and shown in EmulationStation with RomM's name, description and cover. system is needed only "+
@@ -68,7 +68,7 @@ func installTool(in Installer, e ES, g *guard, cabinet string) (mcp.Tool, server
 		)...))
 	h := func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return typed(func(ctx context.Context, a installArgs) (InstallResult, error) {
-			return installGame(ctx, in, e, g, cabinet, a, reportTo(ctx, req, a.ROMID))
+			return installGame(ctx, in, e, g, hh, cabinet, a, reportTo(ctx, req, a.ROMID))
 		})(ctx, req)
 	}
 	return t, h
@@ -137,7 +137,7 @@ func progressTo(ctx context.Context, req mcp.CallToolRequest) func(install.Progr
 	}
 }
 
-func installGame(ctx context.Context, in Installer, e ES, g *guard, cabinet string, a installArgs, progress func(install.Progress)) (InstallResult, error) {
+func installGame(ctx context.Context, in Installer, e ES, g *guard, hh Household, cabinet string, a installArgs, progress func(install.Progress)) (InstallResult, error) {
 	r := install.Request{ROMID: a.ROMID, System: a.System}
 	if g.dryRun {
 		res, err := in.Plan(ctx, r)
@@ -175,7 +175,7 @@ func installGame(ctx context.Context, in Installer, e ES, g *guard, cabinet stri
 		out.Warnings = append(out.Warnings, "Not launched: EmulationStation does not list the game yet.")
 		return out, nil
 	}
-	launched, err := launchGame(ctx, e, g, cabinet, launchArgs{System: res.System, GameID: res.GameID})
+	launched, err := launchGame(ctx, e, g, hh, cabinet, launchArgs{System: res.System, GameID: res.GameID})
 	if err != nil {
 		w := "The install stands, but the launch was refused: " + untrusted.Clean(errText(err), 300)
 		logTo(ctx, mcp.LoggingLevelWarning, loggerInstall, w)
@@ -185,6 +185,7 @@ func installGame(ctx context.Context, in Installer, e ES, g *guard, cabinet stri
 	out.Launched = true
 	out.Outcome = outcomeDone
 	out.Sent = append(out.Sent, launched.Sent...)
+	out.Warnings = append(out.Warnings, launched.Warnings...)
 	out.Detail += " " + launched.Detail
 	return out, nil
 }

@@ -21,20 +21,25 @@ type launchArgs struct {
 	GameID string `json:"game_id"`
 }
 
-func launchGameTool(e ES, g *guard, cabinet string) (mcp.Tool, server.ToolHandlerFunc) {
+func launchGameTool(e ES, g *guard, hh Household, cabinet string) (mcp.Tool, server.ToolHandlerFunc) {
 	t := define("batocera_launch_game", "Launch game",
 		"Start a game on the cabinet by its system and game_id (from batocera_find_games). Refused while a game "+
-			"runs (quit it first) or another launch is under way. Waits until EmulationStation reports the game "+
-			"running. Rate-limited together with batocera_quit_game.",
+			"runs (quit it first), while another launch is under way, or when the household's play-time rules "+
+			"allow no game now. Waits until EmulationStation reports the game running. Rate-limited together with "+
+			"batocera_quit_game.",
 		writes, false,
 		withInput(req("system", systemArg("The game's system, e.g. snes.")), req("game_id", gameIDArg())),
 		withOutput(actionProps()...))
 	return t, typed(func(ctx context.Context, a launchArgs) (ActionResult, error) {
-		return launchGame(ctx, e, g, cabinet, a)
+		return launchGame(ctx, e, g, hh, cabinet, a)
 	})
 }
 
-func launchGame(ctx context.Context, e ES, g *guard, cabinet string, a launchArgs) (ActionResult, error) {
+func launchGame(ctx context.Context, e ES, g *guard, hh Household, cabinet string, a launchArgs) (ActionResult, error) {
+	warnings, err := householdAllows(ctx, hh)
+	if err != nil {
+		return ActionResult{}, err
+	}
 	end, err := g.beginLaunch()
 	if err != nil {
 		return ActionResult{}, err
@@ -58,9 +63,9 @@ func launchGame(ctx context.Context, e ES, g *guard, cabinet string, a launchArg
 	case err != nil:
 		return ActionResult{}, err
 	case dry:
-		return actionResult(cabinet, outcomeDryRun, "Would launch "+name+".", sent, nil), nil
+		return actionResult(cabinet, outcomeDryRun, "Would launch "+name+".", sent, warnings), nil
 	}
-	return actionResult(cabinet, outcomeDone, "Launched "+name+"; EmulationStation reports it running.", sent, nil), nil
+	return actionResult(cabinet, outcomeDone, "Launched "+name+"; EmulationStation reports it running.", sent, warnings), nil
 }
 
 func launchFailure(name string, err error) error {
@@ -80,7 +85,17 @@ func launchFailure(name string, err error) error {
 	return esFailure("launch "+name, err)
 }
 
-func quitGameTool(e ES, g *guard, cat *catalog, cabinet string, wait time.Duration) (mcp.Tool, server.ToolHandlerFunc) {
+// quitter ends the running game: batocera_quit_game, and the household's
+// rules through Server.QuitForRules.
+type quitter struct {
+	es      ES
+	guard   *guard
+	cat     *catalog
+	cabinet string
+	wait    time.Duration // Options.QuitWait
+}
+
+func quitGameTool(q quitter) (mcp.Tool, server.ToolHandlerFunc) {
 	t := define("batocera_quit_game", "Quit game",
 		"Quit the running game and return to EmulationStation. Unsaved progress is lost: ask the user first, and "+
 			"offer batocera_save_state for RetroArch games. Does nothing when no game runs. Rate-limited together "+
@@ -88,41 +103,69 @@ func quitGameTool(e ES, g *guard, cat *catalog, cabinet string, wait time.Durati
 		destroys, true,
 		withOutput(actionProps()...))
 	return t, typed(func(ctx context.Context, _ none) (ActionResult, error) {
-		return quitGame(ctx, e, g, cat, cabinet, wait)
+		return q.quit(ctx, false)
 	})
 }
 
-func quitGame(ctx context.Context, e ES, g *guard, cat *catalog, cabinet string,
-	wait time.Duration) (ActionResult, error) {
-	running, err := e.RunningGame(ctx)
+// quit ends the running game with GET /emukill and waits for /runningGame
+// to clear. For the tool (forRules false) the guard applies: the
+// launch+quit budget and dry run, and nothing is sent when no game runs.
+// For the household's rules the guard is bypassed (guard.enforce), and
+// /emukill goes out even when ES shows no game: a launch the rules refuse
+// may not show in /runningGame yet.
+func (q quitter) quit(ctx context.Context, forRules bool) (ActionResult, error) {
+	running, err := q.es.RunningGame(ctx)
 	if err != nil {
 		return ActionResult{}, esFailure("check the running game", err)
 	}
-	if running == nil {
-		return actionResult(cabinet, outcomeUnchanged, "No game is running.", nil, nil), nil
+	if running == nil && !forRules {
+		return actionResult(q.cabinet, outcomeUnchanged, "No game is running.", nil, nil), nil
 	}
-	name := fmt.Sprintf("%s (%s)", gameName(*running), systemName(running.System))
+	name := "the game starting"
+	if running != nil {
+		name = fmt.Sprintf("%s (%s)", gameName(*running), systemName(running.System))
+	}
 	sent := []string{"GET /emukill"}
-	dry, err := g.run(ctx, action{what: "quit " + name, budget: budgetLaunchQuit, sent: sent,
+	act := action{what: "quit " + name, budget: budgetLaunchQuit, sent: sent,
 		send: func(ctx context.Context) error {
-			if err := e.EmuKill(ctx); err != nil {
+			if err := q.es.EmuKill(ctx); err != nil {
 				return esFailure("quit "+name, err)
 			}
 			return nil
-		}})
+		}}
+	var dry bool
+	if forRules {
+		err = q.guard.enforce(ctx, act)
+	} else {
+		dry, err = q.guard.run(ctx, act)
+	}
 	switch {
 	case err != nil:
 		return ActionResult{}, err
 	case dry:
-		return actionResult(cabinet, outcomeDryRun, "Would quit "+name+"; unsaved progress would be lost.", sent, nil), nil
+		return actionResult(q.cabinet, outcomeDryRun, "Would quit "+name+"; unsaved progress would be lost.", sent, nil), nil
 	}
-	cat.invalidate() // ES updates play statistics when a game ends
+	q.cat.invalidate() // ES updates play statistics when a game ends
+	if running == nil {
+		return actionResult(q.cabinet, outcomeDone, "EmulationStation showed no game running; sent /emukill in case "+
+			"one was starting.", sent, nil), nil
+	}
 	var warnings []string
-	if still := awaitQuit(ctx, e, running.ID, wait); still != nil {
+	if still := awaitQuit(ctx, q.es, running.ID, q.wait); still != nil {
 		warnings = append(warnings, fmt.Sprintf("EmulationStation still reports %s running; check batocera_get_status.",
 			gameName(*still)))
 	}
-	return actionResult(cabinet, outcomeDone, "Quit "+name+".", sent, warnings), nil
+	return actionResult(q.cabinet, outcomeDone, "Quit "+name+".", sent, warnings), nil
+}
+
+// QuitForRules ends the running game for the household's play-time rules
+// (the daemon's enforcement): batocera_quit_game's path, but never refused
+// by a rate limit nor spending a token, and sent even when this server is a
+// dry run: rate limits and dry run are about what MCP clients do, and the
+// rules must end a game whatever they did. With no game in ES's
+// /runningGame it still sends /emukill once and says so.
+func (s *Server) QuitForRules(ctx context.Context) (ActionResult, error) {
+	return s.quitter.quit(ctx, true)
 }
 
 // awaitQuit polls /runningGame until the game with id is gone, for at most

@@ -76,7 +76,7 @@ func buildToolset(w wiring) *toolset {
 	ra := raLink{ra: d.RetroArch, es: d.ES, timeout: o.RetroArchTimeout}
 	ts := &toolset{}
 	ts.addRead(getStatusTool(statusDeps{cabinet: d.Name, mode: modeState{ReadOnly: o.ReadOnly, DryRun: o.DryRun},
-		es: d.ES, ra: ra, daemon: d.Daemon}))
+		es: d.ES, ra: ra, daemon: d.Daemon, limits: d.Household}))
 	ts.addRead(listSystemsTool(d.ES))
 	ts.addRead(findGamesTool(cat, d.Seed, d.Location))
 	ts.addRead(getGameTool(d.ES, d.Location))
@@ -85,9 +85,12 @@ func buildToolset(w wiring) *toolset {
 	if d.History != nil {
 		ts.addRead(playHistoryTool(d.History, d.Clock, d.Location))
 	}
+	if d.Household != nil {
+		ts.addRead(getLimitsTool(d.Household, d.Name))
+	}
 
-	ts.addWrite(launchGameTool(d.ES, g, d.Name))
-	ts.addWrite(quitGameTool(d.ES, g, cat, d.Name, o.QuitWait))
+	ts.addWrite(launchGameTool(d.ES, g, d.Household, d.Name))
+	ts.addWrite(quitGameTool(w.quitter()))
 	ts.addWrite(showMessageTool(ra, d.ES, g, d.Name))
 	ts.addWrite(reloadGamesTool(d.ES, g, cat, d.Name))
 	ts.addWrite(pauseGameTool(ra, g, d.Name))
@@ -103,6 +106,11 @@ func buildToolset(w wiring) *toolset {
 	}
 	if d.Power != nil {
 		ts.addWrite(powerTool(d.Power, g, d.Name))
+	}
+	if d.Household != nil {
+		ts.addWrite(setLimitsTool(d.Household, g, d.Name))
+		ts.addWrite(grantTimeTool(d.Household, g, d.Name))
+		ts.addWrite(pausePlayTool(d.Household, g, d.Name))
 	}
 	addLibraryTools(ts, w)
 	return ts
@@ -132,7 +140,7 @@ func addLibraryTools(ts *toolset, w wiring) {
 		}
 	}
 	if lib.RomM != nil && lib.Installer != nil {
-		ts.addWrite(installTool(lib.Installer, w.deps.ES, w.guard, w.deps.Name))
+		ts.addWrite(installTool(lib.Installer, w.deps.ES, w.guard, w.deps.Household, w.deps.Name))
 		ts.addWrite(uninstallTool(lib.Installer, w.deps.ES, w.guard, w.deps.Name))
 	}
 	if r := lib.ROMarr; r != nil {

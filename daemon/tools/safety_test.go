@@ -38,7 +38,7 @@ func TestReadOnly(t *testing.T) {
 		t.Error("a write tool could be called in read-only mode")
 	}
 	// The filter refuses a write tool even if something registered it.
-	tl, h := launchGameTool(r.esc, newGuard(false, DefaultLimits(), r.clock), "Game Room")
+	tl, h := launchGameTool(r.esc, newGuard(false, DefaultLimits(), r.clock), nil, "Game Room")
 	r.srv.MCP().AddTool(tl, h)
 	if _, err := r.callErr("batocera_launch_game", map[string]any{"system": "nes", "game_id": tetris.ID}); err == nil ||
 		!strings.Contains(err.Error(), "not found") {
@@ -61,7 +61,7 @@ func TestReadOnly(t *testing.T) {
 // hostile arguments, idle and during a game: ES must never see a request
 // that reboots, shuts down, quits ES, deletes files or changes metadata.
 func TestForbiddenRoutesAreUnreachable(t *testing.T) {
-	r := newRig(t, rigConfig{deps: func(d *Deps) { d.History = stubHistory{} }})
+	r := newRig(t, rigConfig{deps: func(d *Deps) { d.History, d.Household = stubHistory{}, newFakeHousehold(onAt60()) }})
 	hostile := []string{"/quit", "../../restart", "shutdown", "/addgames/nes", "removegames/nes", "nes/../../quit",
 		"%2e%2e/quit", "nes\n/quit", "nes?x=/shutdown", "\u202e/quit", strings.Repeat("q", 300), "favorites"}
 	exercise := func() {

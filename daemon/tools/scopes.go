@@ -66,6 +66,8 @@ var toolScopes = map[string]string{
 	"library_uninstall":         ScopeLibrary,
 	"batocera_power":            ScopePower,
 	"batocera_set_limits":       ScopeHousehold,
+	"batocera_grant_time":       ScopeHousehold,
+	"batocera_pause_play":       ScopeHousehold,
 	"batocera_set_ui_mode":      ScopeHousehold,
 }
 

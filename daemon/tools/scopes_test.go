@@ -27,8 +27,8 @@ import (
 )
 
 // fullRig is the tools rig with every tool registered: play history, RomM
-// (the fake, with its API index), ROMarr, the installer, the request store
-// and library writes. Actions are dry runs: what is tested is who may call.
+// (the fake, with its API index), ROMarr, the installer, the request store,
+// library writes and the household's rules. Actions are dry runs: what is tested is who may call.
 func fullRig(t *testing.T) *rig {
 	t.Helper()
 	fr, err := fakeromm.New(fakeromm.Options{})
@@ -57,6 +57,7 @@ func fullRig(t *testing.T) *rig {
 		d.Library = Library{RomM: mc, ROMarr: rc, Platforms: platforms.Default(), AllowWrites: true, Installer: anInstaller{},
 			APIIndex: VersionedAPIIndex(filepath.Join(d.Paths.StateDir, "romm-api"), mc)}
 		d.Requests, d.Daemon = requests.Kept{DB: st}, aDaemon{}
+		d.Household = newFakeHousehold(onAt60())
 		esc := d.ES.(*es.Client)
 		d.Power = &power.Runner{ES: esc, Routes: es.NewPowerClient(esc)}
 	}})
@@ -64,7 +65,7 @@ func fullRig(t *testing.T) *rig {
 
 // reservedTools are in the scope table before they are registered
 // (mcp-tools.md reserves their names).
-var reservedTools = []string{"batocera_set_volume", "batocera_get_limits", "batocera_set_limits", "batocera_set_ui_mode"}
+var reservedTools = []string{"batocera_set_volume", "batocera_set_ui_mode"}
 
 // callArgs are valid arguments for each tool that requires some, so a call
 // passes input validation and reaches the scope check.
@@ -76,6 +77,9 @@ var callArgs = map[string]map[string]any{
 	"batocera_change_save_slot": {"direction": "next"},
 	"batocera_adjust_volume":    {"action": "up"},
 	"batocera_power":            {"action": "shutdown"},
+	"batocera_set_limits":       {"daily_minutes": 60},
+	"batocera_grant_time":       {"minutes": 15},
+	"batocera_pause_play":       {"paused": true},
 	"library_search":            {"query": "alpha"},
 	"romm_get_rom":              {"rom_id": 1},
 	"library_install":           {"rom_id": 1},
@@ -194,14 +198,6 @@ type httpRig struct {
 func newHTTPRig(t *testing.T) *httpRig {
 	t.Helper()
 	r := fullRig(t)
-	// A stand-in for the tools of the scope nothing registers yet, under
-	// its reserved name, so the household path is walked.
-	for _, name := range []string{"batocera_set_limits"} {
-		r.srv.MCP().AddTool(define(name, name, "test stand-in", writes, false),
-			func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				return mcp.NewToolResultText("ran"), nil
-			})
-	}
 	dir := t.TempDir()
 	st := httpauth.NewStore(filepath.Join(dir, "token"))
 	h := &httpRig{rig: r, tokens: map[string]string{}}
@@ -267,8 +263,8 @@ func TestScopesOverHTTP(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s (%q): list: %v", holder, protocol, err)
 			}
-			if len(list.Tools) != len(h.srv.Tools())+1 {
-				t.Errorf("%s (%q): %d tools listed, want all %d", holder, protocol, len(list.Tools), len(h.srv.Tools())+1)
+			if len(list.Tools) != len(h.srv.Tools()) {
+				t.Errorf("%s (%q): %d tools listed, want all %d", holder, protocol, len(list.Tools), len(h.srv.Tools()))
 			}
 			have := []string{holder}
 			if holder == "default" {

@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/batocera-cabinet/cabinet/daemon/es"
+	"github.com/batocera-cabinet/cabinet/daemon/household"
 	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
 )
@@ -21,6 +22,7 @@ type statusResult struct {
 	Busy        *bool        `json:"busy"`
 	RetroArch   raState      `json:"retroarch"`
 	Daemon      *daemonState `json:"daemon,omitempty"`
+	Limits      *limitsState `json:"limits"`
 	Mode        modeState    `json:"mode"`
 	Limitations []string     `json:"limitations"`
 }
@@ -50,6 +52,14 @@ type daemonState struct {
 	OutboxDropped int  `json:"outbox_dropped"`
 }
 
+// limitsState is the household's play-time rules in brief (batocera_get_limits has them whole).
+type limitsState struct {
+	Enabled       bool    `json:"enabled"`
+	State         string  `json:"state"`
+	LeftMinutes   *int    `json:"left_minutes"`
+	LaunchRefused *string `json:"launch_refused"`
+}
+
 type modeState struct {
 	ReadOnly bool `json:"read_only"`
 	DryRun   bool `json:"dry_run"`
@@ -62,6 +72,7 @@ type statusDeps struct {
 	es      ES
 	ra      raLink
 	daemon  DaemonStatus // nil: no daemon line
+	limits  Household    // nil: limits is null
 }
 
 func getStatusTool(d statusDeps) (mcp.Tool, server.ToolHandlerFunc) {
@@ -70,7 +81,8 @@ func getStatusTool(d statusDeps) (mcp.Tool, server.ToolHandlerFunc) {
 		"Start here. What the cabinet is doing now: whether EmulationStation answers and its version, the running "+
 			"game (system, game_id, name, path) or null, whether ES is busy (a game, scraper or update running), "+
 			"RetroArch's state (playing, paused, contentless, or off when it does not answer), the daemon's MQTT "+
-			"link, whether this server is read-only or in dry-run mode, and limitations with what would lift them.",
+			"link, the household's play-time rules in brief (when the cabinet keeps them), whether this server is "+
+			"read-only or in dry-run mode, and limitations with what would lift them.",
 		reads, true,
 		withOutput(
 			req("cabinet", str("The cabinet's name.")),
@@ -89,6 +101,14 @@ func getStatusTool(d statusDeps) (mcp.Tool, server.ToolHandlerFunc) {
 				req("mqtt_connected", boolean("Connected to the MQTT broker.")),
 				req("outbox_depth", integer("Messages waiting for the broker.")),
 				req("outbox_dropped", integer("Messages dropped because the outbox was full.")))),
+			req("limits", nullable(object("The household's play-time rules in brief (batocera_get_limits has them "+
+				"whole); null when the cabinet keeps none or they could not be read.",
+				req("enabled", boolean("Whether the rules are on.")),
+				req("state", str("off, ok, warning, time_up, bedtime or paused.", enum(string(household.StateOff),
+					string(household.StateOK), string(household.StateWarning), string(household.StateTimeUp),
+					string(household.StateBedtime), string(household.StatePaused)))),
+				req("left_minutes", nullable(integer("Minutes of play left today; null: no daily limit."))),
+				req("launch_refused", nullable(str("Why a game started now would be ended at once; null: a game may start.")))))),
 			req("mode", object("This server's switches.", req("read_only", boolean("Write tools are off.")),
 				req("dry_run", boolean("Actions send nothing.")))),
 			req("limitations", array("What does not work right now, with what would fix it.", str("One limitation."))),
@@ -120,6 +140,7 @@ func (d statusDeps) status(ctx context.Context, _ none) (statusResult, error) {
 				"Assistant updates may be off. Check that the cabinet service runs.")
 		}
 	}
+	d.limitsStatus(ctx, &res)
 	wg.Wait()
 	res.RetroArch = raState{State: "off"}
 	switch {
@@ -141,6 +162,24 @@ func (d statusDeps) status(ctx context.Context, _ none) (statusResult, error) {
 		res.Limitations = append(res.Limitations, "Dry run (cabinet.mcp.dry_run): actions report what they would send and send nothing.")
 	}
 	return res, nil
+}
+
+// limitsStatus adds the play-time rules; a failure is a limitation, never
+// the status's.
+func (d statusDeps) limitsStatus(ctx context.Context, res *statusResult) {
+	if d.limits == nil {
+		return
+	}
+	rep, err := d.limits.Report(ctx)
+	if err != nil {
+		res.Limitations = append(res.Limitations, "The household's play-time rules could not be read ("+
+			untrusted.Clean(err.Error(), maxShort)+"); the cabinet still applies them. Check that the cabinet service runs.")
+		return
+	}
+	res.Limits = &limitsState{Enabled: rep.Enabled, State: string(rep.State), LeftMinutes: rep.LeftMinutes}
+	if rep.Enabled {
+		res.Limits.LaunchRefused = rep.LaunchRefused
+	}
 }
 
 // esStatus fills in what ES reports; a failure becomes a limitation.
@@ -190,6 +229,18 @@ func (r statusResult) text() string {
 	b.WriteString(".")
 	if r.Daemon != nil {
 		fmt.Fprintf(&b, " MQTT connected: %t, outbox %d.", r.Daemon.MQTTConnected, r.Daemon.OutboxDepth)
+	}
+	if l := r.Limits; l != nil {
+		switch {
+		case !l.Enabled:
+			b.WriteString(" Play-time rules: off.")
+		case l.LaunchRefused != nil:
+			b.WriteString(" Play-time rules: no game may start now: " + *l.LaunchRefused)
+		case l.LeftMinutes != nil:
+			fmt.Fprintf(&b, " Play-time rules: %d min left today.", *l.LeftMinutes)
+		default:
+			b.WriteString(" Play-time rules: no daily limit today.")
+		}
 	}
 	if r.Mode.ReadOnly {
 		b.WriteString(" Read-only.")

@@ -62,6 +62,10 @@ type Deps struct {
 	// Volume, when set (the cabinet has batocera-audio), registers
 	// batocera_set_volume.
 	Volume Volume
+	// Household, when set, registers batocera_get_limits and the household
+	// write tools, adds the limits to batocera_get_status and lets
+	// batocera_launch_game refuse a game the rules would end at once.
+	Household Household
 	// Games, when set, is the game lists' index shared with other servers
 	// over the same ES (the daemon's normal and dry-run servers): one
 	// index, built once. nil: the server builds its own.
@@ -115,6 +119,7 @@ type Server struct {
 	mcp     *server.MCPServer
 	tools   []mcp.Tool
 	catalog *catalog
+	quitter quitter // QuitForRules
 }
 
 // New builds the server. Nothing is dialled until a tool is called.
@@ -138,7 +143,7 @@ func New(deps Deps, opts Options) (*Server, error) {
 	if version == "" {
 		version = "dev"
 	}
-	s := &Server{mcp: server.NewMCPServer("cabinet", version, srvOpts...), catalog: w.catalog}
+	s := &Server{mcp: server.NewMCPServer("cabinet", version, srvOpts...), catalog: w.catalog, quitter: w.quitter()}
 	for _, t := range set.registered(opts.ReadOnly) {
 		s.mcp.AddTool(t.Tool, t.Handler)
 		s.tools = append(s.tools, t.Tool)
@@ -199,6 +204,11 @@ type wiring struct {
 	opts    Options
 	guard   *guard
 	catalog *catalog
+}
+
+// quitter is the quit path of batocera_quit_game and QuitForRules.
+func (w wiring) quitter() quitter {
+	return quitter{es: w.deps.ES, guard: w.guard, cat: w.catalog, cabinet: w.deps.Name, wait: w.opts.QuitWait}
 }
 
 func newWiring(d Deps, o Options) wiring {

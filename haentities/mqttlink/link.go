@@ -43,8 +43,10 @@ type LinkConfig struct {
 	// (`online` on BirthTopic) while the link is up: re-send everything.
 	OnBirth func(ctx context.Context)
 	// OnCommand receives messages on CommandTopics, one at a time in order.
-	// Retained messages are dropped (a stale "reboot" must not replay).
-	OnCommand func(topic string, payload []byte)
+	// Retained messages are dropped (a stale "reboot" must not replay). dup
+	// is MQTT's DUP flag: the broker may be redelivering a QoS 1 command the
+	// daemon already received (a press that grants time must not count twice).
+	OnCommand func(topic string, payload []byte, dup bool)
 
 	// BirthDelay is the wait before OnBirth; default random 1–5 s
 	// (ha-mqtt-discovery.md §16). Tests inject 0.
@@ -80,6 +82,7 @@ type Link struct {
 type command struct {
 	topic   string
 	payload []byte
+	dup     bool
 }
 
 // NewLink checks cfg and returns a stopped link.

@@ -30,7 +30,7 @@ func (l *Link) onMessage(_ mqtt.Client, m mqtt.Message) {
 		return
 	}
 	select {
-	case l.commands <- command{topic: m.Topic(), payload: bytes.Clone(m.Payload())}:
+	case l.commands <- command{topic: m.Topic(), payload: bytes.Clone(m.Payload()), dup: m.Duplicate()}:
 	default:
 		l.cfg.Log.Warn().Str("topic", m.Topic()).Msg("mqtt: command dropped, too many pending")
 	}
@@ -80,7 +80,7 @@ func (l *Link) commandWorker(ctx context.Context) {
 			return
 		case c := <-l.commands:
 			if l.cfg.OnCommand != nil {
-				l.cfg.OnCommand(c.topic, c.payload)
+				l.cfg.OnCommand(c.topic, c.payload, c.dup)
 			}
 		}
 	}

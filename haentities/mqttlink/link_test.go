@@ -37,7 +37,7 @@ func testLinkConfig(t testing.TB, broker string, p *linkProbe) LinkConfig {
 		CommandTopics:     []string{"batocera/t1/+/set"},
 		OnConnect:         func(context.Context) { p.connects <- struct{}{} },
 		OnBirth:           func(context.Context) { p.births <- struct{}{} },
-		OnCommand:         func(topic string, payload []byte) { p.commands <- command{topic, payload} },
+		OnCommand:         func(topic string, payload []byte, dup bool) { p.commands <- command{topic, payload, dup} },
 		BirthDelay:        func() time.Duration { p.delays.Add(1); return 0 },
 		Backoff:           func(n int) time.Duration { return min(time.Duration(n)*20*time.Millisecond, 200*time.Millisecond) },
 		Log:               cabinettest.Logger(t),
@@ -205,8 +205,8 @@ func TestLinkSubscriptionsSurviveReconnect(t *testing.T) {
 			recv(t, p.connects, "OnConnect")
 			want := command{topic: cmdTopic, payload: []byte("PRESS" + string(rune('0'+round)))}
 			b.Inject(t, want.topic, string(want.payload), false)
-			if got := recv(t, p.commands, "command"); got.topic != want.topic || string(got.payload) != string(want.payload) {
-				t.Errorf("round %d: command %s %q, want %s %q", round, got.topic, got.payload, want.topic, want.payload)
+			if got := recv(t, p.commands, "command"); got.topic != want.topic || string(got.payload) != string(want.payload) || got.dup {
+				t.Errorf("round %d: command %s %q dup=%v, want %s %q, not a duplicate", round, got.topic, got.payload, got.dup, want.topic, want.payload)
 			}
 			b.Inject(t, DefaultBirthTopic, "online", false)
 			recv(t, p.births, "OnBirth")

@@ -123,10 +123,10 @@ func TestDefaultBackoffIsCappedWithJitter(t *testing.T) {
 // fakeMessage is an incoming publish for onMessage.
 type fakeMessage struct {
 	topic, payload string
-	retained       bool
+	retained, dup  bool
 }
 
-func (m fakeMessage) Duplicate() bool   { return false }
+func (m fakeMessage) Duplicate() bool   { return m.dup }
 func (m fakeMessage) Qos() byte         { return 1 }
 func (m fakeMessage) Retained() bool    { return m.retained }
 func (m fakeMessage) Topic() string     { return m.topic }
@@ -148,6 +148,7 @@ func TestOnMessageRouting(t *testing.T) {
 		{"birth wrong case", fakeMessage{topic: DefaultBirthTopic, payload: "Online"}, false, false},
 		{"command", fakeMessage{topic: "batocera/t1/pause/set", payload: "PRESS"}, false, true},
 		{"retained command", fakeMessage{topic: "batocera/t1/pause/set", payload: "PRESS", retained: true}, false, false},
+		{"redelivered command", fakeMessage{topic: "batocera/t1/extra_time/set", payload: "PRESS", dup: true}, false, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -162,6 +163,12 @@ func TestOnMessageRouting(t *testing.T) {
 			}
 			if got := len(l.commands) == 1; got != tc.wantCommand {
 				t.Errorf("command queued = %v, want %v", got, tc.wantCommand)
+			}
+			if tc.wantCommand {
+				// The DUP flag reaches OnCommand: a redelivered press is told apart.
+				if c := <-l.commands; c.topic != tc.msg.topic || string(c.payload) != tc.msg.payload || c.dup != tc.msg.dup {
+					t.Errorf("queued %s %q dup=%v, want %s %q dup=%v", c.topic, c.payload, c.dup, tc.msg.topic, tc.msg.payload, tc.msg.dup)
+				}
 			}
 		})
 	}

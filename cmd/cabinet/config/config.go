@@ -48,7 +48,18 @@ type Config struct {
 	RomM          RomM
 	ROMarr        ROMarr
 	Library       Library
+	Household     Household
 	LogLevel      string
+}
+
+// Household holds the play-time rules' keys (cabinet.household.*) as
+// written: package household owns what they mean (its Keys, Check and
+// Parse are the rules' contract).
+type Household struct {
+	Values map[string]string
+	// Profiles are cabinet.household.profile.<name>.<rule> keys: checked
+	// and kept, applied by a later version (rules per player).
+	Profiles map[string]string
 }
 
 // MQTT is the broker link.
@@ -105,8 +116,9 @@ func (a CFAccess) On() bool {
 
 // HA holds Home Assistant options.
 type HA struct {
-	Controls bool
-	Power    bool // the restart, reboot and shutdown buttons
+	Controls  bool
+	Power     bool // the restart, reboot and shutdown buttons
+	Household bool // the play-time controls (limits, today's limit, extra time, pause)
 }
 
 // RomM is the household's RomM server.

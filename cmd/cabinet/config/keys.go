@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/batocera-cabinet/cabinet/daemon/household"
 	"github.com/batocera-cabinet/cabinet/daemon/httpauth"
 )
 
@@ -44,7 +45,7 @@ type key struct {
 // keys returns the key table. It is a function, not a package variable, so
 // that nothing is built at program start (every ES event starts this binary).
 func keys() []key {
-	return []key{
+	ks := []key{
 		{name: "cabinet.name", def: "Batocera", kind: kString, expect: "a device name of 1 to 64 printable characters",
 			check: func(v string) bool { return printable(v, 1, 64) },
 			get:   func(c *Config) string { return c.Name }, set: func(c *Config, v string) { c.Name = v }},
@@ -142,6 +143,9 @@ func keys() []key {
 		{name: "cabinet.ha.power", def: "0", kind: kBool, expect: boolExpect,
 			check: isBool, get: func(c *Config) string { return boolText(c.HA.Power) },
 			set: func(c *Config, v string) { c.HA.Power, _ = ParseBool(v) }},
+		{name: "cabinet.ha.household", def: "0", kind: kBool, expect: boolExpect,
+			check: isBool, get: func(c *Config) string { return boolText(c.HA.Household) },
+			set: func(c *Config, v string) { c.HA.Household, _ = ParseBool(v) }},
 		{name: "cabinet.romm.url", def: "", kind: kString, expect: "empty or an http(s):// URL",
 			check: func(v string) bool { return v == "" || httpURL(v) },
 			get:   func(c *Config) string { return c.RomM.URL }, set: func(c *Config, v string) { c.RomM.URL = v }},
@@ -181,6 +185,25 @@ func keys() []key {
 			check: func(v string) bool { return oneOf(v, "trace", "debug", "info", "warn", "error", "disabled") },
 			get:   func(c *Config) string { return c.LogLevel }, set: func(c *Config, v string) { c.LogLevel = v }},
 	}
+	return append(ks, householdKeys()...)
+}
+
+// householdKeys are the play-time rules' keys (package household's).
+func householdKeys() []key {
+	var ks []key
+	for _, hk := range household.Keys() {
+		name := hk.Name
+		ks = append(ks, key{name: name, def: hk.Default, kind: kString, expect: hk.Expect,
+			check: func(v string) bool { return household.Check(name, v) == nil },
+			get:   func(c *Config) string { return c.Household.Values[name] },
+			set: func(c *Config, v string) {
+				if c.Household.Values == nil {
+					c.Household.Values = map[string]string{}
+				}
+				c.Household.Values[name] = v
+			}})
+	}
+	return ks
 }
 
 // KeyDoc is one key's name, default and whether it is a secret, for docs

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/batocera-cabinet/cabinet/daemon/bounded"
+	"github.com/batocera-cabinet/cabinet/daemon/household"
 )
 
 // DefaultFile is Batocera's settings file, read unless CABINET_CONFIG names
@@ -71,6 +72,7 @@ func Load(in Inputs) *Loaded {
 		raw[k.name] = rawValue{k.def, Source{Origin: FromDefault}}
 	}
 	out := &Loaded{Sources: map[string]Source{}}
+	profiles := map[string]string{}
 
 	env := map[string]string{}
 	for _, kv := range in.Environ {
@@ -107,7 +109,16 @@ func Load(in Inputs) *Loaded {
 		out.Warnings = append(out.Warnings, warns...)
 		for _, e := range entries {
 			if _, known := lookupKey(ks, e.Key); !known {
-				out.Warnings = append(out.Warnings, unknownKey(ks, e.Key, fmt.Sprintf("%s line %d", out.File, e.Line)))
+				where := fmt.Sprintf("%s line %d", out.File, e.Line)
+				if strings.HasPrefix(e.Key, household.ProfilePrefix) {
+					profiles[e.Key] = e.Value
+					if err := household.Check(e.Key, e.Value); err != nil {
+						out.Warnings = append(out.Warnings, fmt.Sprintf("%s: %v (ignored)", where, err))
+						delete(profiles, e.Key)
+					}
+					continue
+				}
+				out.Warnings = append(out.Warnings, unknownKey(ks, e.Key, where))
 				continue
 			}
 			raw[e.Key] = rawValue{e.Value, Source{FromFile, fmt.Sprintf("%s line %d", out.File, e.Line)}}
@@ -171,6 +182,11 @@ func Load(in Inputs) *Loaded {
 			continue
 		}
 		k.set(&out.Config, rv.value)
+	}
+	if len(profiles) > 0 {
+		out.Config.Household.Profiles = profiles
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%d %s* keys are kept for play-time rules per player, which a later "+
+			"version of Cabinet applies; they do nothing yet (the cabinet.household.* rules apply to everyone)", len(profiles), household.ProfilePrefix))
 	}
 	out.Err = errors.Join(problems...)
 	return out

@@ -1,0 +1,183 @@
+package daemon
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/batocera-cabinet/cabinet/daemon/household"
+	"github.com/batocera-cabinet/cabinet/haentities"
+	"github.com/batocera-cabinet/cabinet/hook/tracker"
+	"github.com/batocera-cabinet/cabinet/packaging/batoconf"
+	"github.com/batocera-cabinet/cabinet/simulator/fakeretroarch"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
+)
+
+// householdRig is a rig whose daemon enforces rules (kv: cabinet.household.*
+// keys without the prefix) with Home Assistant's household controls on. Its
+// loader reads the cabinet.household.* keys the daemon writes into the
+// configuration file, as cmd/cabinet's does.
+func householdRig(t *testing.T, kv ...string) *rig {
+	t.Helper()
+	values := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		values[household.Prefix+kv[i]] = kv[i+1]
+	}
+	r := newRig(t, func(c *Config) {
+		c.Rules.Settings.Household = true
+		c.Household, _ = household.Parse(values)
+		c.Rules.Settings.LimitsOn = c.Household.Enabled
+	}, func(r *rig) {
+		var lines []string
+		for k, v := range values {
+			lines = append(lines, k+"="+v)
+		}
+		if err := os.WriteFile(r.file, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r.fileRules = true
+	})
+	return r
+}
+
+// fileHousehold applies the cabinet.household.* keys of the rig's file to c.
+func (r *rig) fileHousehold(c *Config) {
+	data, err := batoconf.ReadFile(r.file)
+	if err != nil {
+		return
+	}
+	values := map[string]string{}
+	for _, k := range household.Keys() {
+		if v, ok := batoconf.Get(data, k.Name); ok {
+			values[k.Name] = v
+		}
+	}
+	c.Household, _ = household.Parse(values)
+	c.Rules.Settings.LimitsOn = c.Household.Enabled
+}
+
+// play launches the library's nes game n in ES and hands the daemon its
+// start as ES's hook does; it returns once RetroArch runs it.
+func (r *rig) play(n int) string {
+	r.t.Helper()
+	g := r.cab.Library.Games("nes")[n]
+	// ES takes a moment to return from the last game before it launches.
+	cabinettest.Await(r.t, "ES launching "+g.Name, nil, func() (bool, string) {
+		if err := r.cab.ES.Launch("nes", g.ID); err != nil {
+			return false, err.Error()
+		}
+		return true, ""
+	})
+	waitRA(r.t, r.cab.RetroArch, "game loaded", func(s fakeretroarch.Snapshot) bool { return s.Loaded && s.Listening })
+	ev := r.stamped(tracker.KindGameStart)
+	ev.Path, ev.Name, ev.System = g.Path, g.Name, "nes"
+	r.deliver(ev)
+	return g.Name
+}
+
+// until moves the fake clock on, ten seconds at a time, until cond holds
+// (the enforcer wakes at its points, or at the latest every half minute).
+func (r *rig) until(what string, cond func() (bool, string)) {
+	r.t.Helper()
+	cabinettest.Await(r.t, what, r.broker.Changed, func() (bool, string) {
+		if ok, why := cond(); ok {
+			return true, ""
+		} else {
+			r.clock.Advance(10 * time.Second)
+			return false, why
+		}
+	})
+}
+
+func raShown(r *rig, text string) func() (bool, string) {
+	return func() (bool, string) {
+		msgs := r.cab.RetroArch.Snapshot().Messages
+		return slices.ContainsFunc(msgs, func(m string) bool { return strings.Contains(m, text) }), strings.Join(msgs, " | ")
+	}
+}
+
+// limitEvents are the event.batocera_limit messages published so far.
+func (r *rig) limitEvents(kind string) []map[string]any {
+	var out []map[string]any
+	topic := r.settings.StateTopic(haentities.LimitEvent)
+	for _, m := range r.broker.Messages() {
+		var p map[string]any
+		if m.Topic == topic && json.Unmarshal(m.Payload, &p) == nil && p["event_type"] == kind {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// TestHousehold plays an evening on the simulated cabinet under a 20-minute
+// limit: the time left shown at the start and the warnings over the game
+// (RetroArch), the game saved and quit at the limit through ES, a launch
+// with no time left ended with a notification, and a parent's controls
+// from Home Assistant: extra time, pause play, today's limit, the rules
+// switched off (written to the configuration file). Everything published
+// passes the strict validator.
+func TestHousehold(t *testing.T) {
+	r := householdRig(t, "enabled", "1", "minutes.daily", "20")
+	s := r.settings
+	state := s.StateTopic(haentities.LimitState)
+	left := s.StateTopic(haentities.TimeLeftToday)
+	r.retained(state, func(v string) bool { return v == "ok" })
+	r.retained(left, func(v string) bool { return v == "20" })
+
+	name := r.play(0)
+	r.until("the time left over the game", raShown(r, "20 minutes of play left today."))
+	for _, w := range []string{"15 minutes of play left today: the game will be saved and closed.", "5 minutes of play left today", "1 minute of play left today"} {
+		r.until(w, raShown(r, w))
+	}
+	r.retained(state, func(v string) bool { return v == "warning" })
+	r.until("the game saved and quit", func() (bool, string) {
+		_, running := r.cab.ES.Running()
+		return !running, "still running"
+	})
+	if n := r.cab.RetroArch.Snapshot().StatesSaved; n != 1 {
+		t.Errorf("%d states saved before the quit, want 1", n)
+	}
+	r.waitLog("ES notified", func() bool { return esNotified(r.cab.ES, "was saved and closed") })
+	r.retained(state, func(v string) bool { return v == "time_up" })
+	r.retained(left, func(v string) bool { return v == "0" })
+	cabinettest.Await(t, "a reached event", r.broker.Changed, func() (bool, string) {
+		ev := r.limitEvents("reached")
+		return len(ev) == 1 && ev[0]["game"] == name, fmt.Sprint(ev)
+	})
+	if n := len(r.limitEvents("warned")); n != 3 {
+		t.Errorf("%d warned events, want 3", n)
+	}
+
+	// No time left: a launch is ended, with why.
+	r.play(1)
+	r.waitLog("the refused game ended", func() bool { _, running := r.cab.ES.Running(); return !running })
+	r.waitLog("ES notified", func() bool { return esNotified(r.cab.ES, "can't start now. Time is up for today.") })
+	cabinettest.Await(t, "a refused event", r.broker.Changed, func() bool { return len(r.limitEvents("refused")) == 1 })
+
+	// A parent's phone: +15 minutes.
+	r.press(haentities.ExtraTime, haentities.PayloadPress)
+	r.retained(left, func(v string) bool { return v == "15" })
+	cabinettest.Await(t, "an extended event", r.broker.Changed, func() bool { return len(r.limitEvents("extended")) == 1 })
+	// Today's limit, then pause play.
+	r.press(haentities.DailyLimit, "30")
+	r.retained(left, func(v string) bool { return v == "25" })
+	r.retained(s.StateTopic(haentities.DailyLimit), func(v string) bool { return v == "30" })
+	r.press(haentities.PausePlay, "ON")
+	r.retained(state, func(v string) bool { return v == "paused" })
+	r.retained(s.StateTopic(haentities.PausePlay), func(v string) bool { return v == "ON" })
+	r.press(haentities.PausePlay, "OFF")
+	r.retained(state, func(v string) bool { return v == "ok" })
+	// The rules off, from Home Assistant: written to the file, applied.
+	r.press(haentities.Limits, "OFF")
+	r.retained(state, func(v string) bool { return v == "off" })
+	r.retained(s.StateTopic(haentities.Limits), func(v string) bool { return v == "OFF" })
+	data, _ := os.ReadFile(r.file)
+	if v, _ := batoconf.Get(data, household.Prefix+"enabled"); v != "0" {
+		t.Errorf("cabinet.household.enabled in the file: %q", v)
+	}
+	validate(t, r.capture())
+}
