@@ -144,7 +144,7 @@ func esNotified(es *fakees.Server, text string) bool {
 	return false
 }
 
-func waitRA(t *testing.T, ra *fakeretroarch.Server, what string, cond func(fakeretroarch.Snapshot) bool) fakeretroarch.Snapshot {
+func waitRA(t testing.TB, ra *fakeretroarch.Server, what string, cond func(fakeretroarch.Snapshot) bool) fakeretroarch.Snapshot {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()

@@ -73,6 +73,9 @@ type Options struct {
 	// Ready, when set, is called once the socket and MCP over HTTP listen
 	// (or MCP over HTTP has been reported unavailable).
 	Ready func(*Daemon)
+	// HouseholdArmed, when set, is told each wait the play-time rules'
+	// loop arms (a benchmark steps its fake clock to it).
+	HouseholdArmed func(time.Duration)
 }
 
 // Daemon is a running `cabinet serve`.
@@ -204,7 +207,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	d.recover(lg)
 	d.power.Set(haentities.PowerRunning)
-	sock := &socket.Server{Path: cfg.Layout.Socket(), Log: d.log, Event: d.hookEvent, MCP: d.serveSocketMCP, Status: func() any { return d.Status() }}
+	sock := &socket.Server{Path: cfg.Layout.Socket(), Log: d.log, Event: d.hookEvent, MCP: d.serveSocketMCP, Status: func() any { return d.FullStatus() }}
 	ln, err := sock.Listen()
 	if err != nil {
 		return err

@@ -49,7 +49,7 @@ func (l *logBuffer) entries(msg string) []map[string]any {
 // advances it. Its configuration is the daemon's own (what cmd/cabinet
 // maps the cabinet.* keys to); reconfigure changes it live.
 type rig struct {
-	t        *testing.T
+	t        testing.TB
 	cab      *simulator.Cabinet
 	broker   *mqttbroker.Broker
 	clock    *clock.Fake
@@ -61,8 +61,9 @@ type rig struct {
 	mu  sync.Mutex
 	cfg Config
 	// fileRules: the loader applies the file's cabinet.household.* keys
-	// (householdRig).
+	// (householdRig); armed is Options.HouseholdArmed.
 	fileRules bool
+	armed     func(time.Duration)
 }
 
 // rigEpoch is the fake clock's start; the boot clock counts from it.
@@ -71,13 +72,13 @@ var rigEpoch = time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
 // newRig starts the simulator and the broker and then the daemon; change
 // edits the configuration first, before runs before the daemon starts
 // (to leave retained messages).
-func newRig(t *testing.T, change func(*Config), before func(*rig)) *rig {
+func newRig(t testing.TB, change func(*Config), before func(*rig)) *rig {
 	t.Helper()
 	return newRigWith(t, simulator.Options{}, change, before)
 }
 
 // newRigWith is newRig with more of the simulator (its fake RomM).
-func newRigWith(t *testing.T, so simulator.Options, change func(*Config), before func(*rig)) *rig {
+func newRigWith(t testing.TB, so simulator.Options, change func(*Config), before func(*rig)) *rig {
 	t.Helper()
 	so.LaunchDelay = 50 * time.Millisecond
 	cab, err := simulator.Start(so)
@@ -106,7 +107,8 @@ func newRigWith(t *testing.T, so simulator.Options, change func(*Config), before
 	ready := make(chan struct{})
 	go func() {
 		done <- Run(ctx, Options{Load: r.load, ConfigFile: r.file, Version: "9.9.9-test", LogOut: r.logs,
-			Clock: r.clock, Now: r.stamp, ClockSynced: func(time.Time) bool { return true }, Ready: func(d *Daemon) { r.d = d; close(ready) }})
+			Clock: r.clock, Now: r.stamp, ClockSynced: func(time.Time) bool { return true }, Ready: func(d *Daemon) { r.d = d; close(ready) },
+			HouseholdArmed: r.armed})
 	}()
 	t.Cleanup(func() { // registered last: runs first, before the fakes go
 		cancel()

@@ -35,7 +35,7 @@ func (d *Daemon) newEnforcer() *household.Enforcer {
 		Rules:   func() household.Rules { return d.config().Household },
 		Running: d.runningGame, Applied: d.eng.appliedCh,
 		Screen: householdScreen{d}, Ender: householdEnder{d},
-		Report: pub.report, Event: pub.event}
+		Report: pub.report, Event: pub.event, Armed: d.opts.HouseholdArmed}
 }
 
 // runningGame is the tracker's running game, as the enforcer counts it.
@@ -175,7 +175,9 @@ func (x householdEnder) saveState(ctx context.Context) error {
 	if err != nil || dir == "" || !filepath.IsAbs(dir) {
 		return fmt.Errorf("RetroArch did not say where it saves states")
 	}
-	if l.ResolvePath != nil {
+	// RetroArch names a path on this machine; under cabinet.paths.root (a
+	// simulated tree) a path it names inside the tree is used as it is.
+	if _, err := os.Stat(dir); err != nil && l.ResolvePath != nil {
 		dir = l.ResolvePath(dir)
 	}
 	since := time.Now()

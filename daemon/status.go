@@ -55,14 +55,10 @@ type RomMStatus struct {
 
 // Status reports the daemon's health.
 func (d *Daemon) Status() Status {
-	var rep *household.Report
-	if r, err := (householdControls{d}).Report(context.Background()); err == nil {
-		rep = &r
-	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	st := Status{PID: os.Getpid(), Version: d.opts.Version, Started: d.started, MQTTEnabled: d.cfg.mqttEnabled(),
-		MCPHTTP: d.http.addr, MCPHTTPError: d.http.err, Household: rep}
+		MCPHTTP: d.http.addr, MCPHTTPError: d.http.err}
 	if d.cfgErr != nil {
 		st.ConfigError = d.cfgErr.Error()
 	}
@@ -82,6 +78,18 @@ func (d *Daemon) Status() Status {
 			st.RomM = &RomMStatus{Delivered: c.Delivered, Unmatched: c.Unmatched, Waiting: c.Pending + c.Retrying,
 				Device: d.romm.Text, DeviceProblem: d.romm.Problem, LastError: d.romm.LastErr}
 		}
+	}
+	return st
+}
+
+// FullStatus is Status with the play-time rules' report, for `cabinet
+// doctor` (over the socket). Status itself leaves it out: it is read
+// inside the store's transactions (the diagnostics), and the rules' loop
+// holds its lock while it writes to the store.
+func (d *Daemon) FullStatus() Status {
+	st := d.Status()
+	if r, err := (householdControls{d}).Report(context.Background()); err == nil {
+		st.Household = &r
 	}
 	return st
 }

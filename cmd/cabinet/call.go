@@ -53,7 +53,21 @@ Examples:
 		return fmt.Errorf("%w: name a tool (cabinet call --list)", errUsage)
 	}
 	name := fs.Arg(0)
+	sock := ""
+	if !*standalone {
+		sock = l.Config.Layout().Socket()
+	}
+	var cl *client.Client
 	tool, ok := local.Tool(name)
+	if !ok && sock != "" {
+		// Some tools only the daemon offers (the household's play-time
+		// rules, which it keeps): ask it for the tool's schema.
+		if cl, err = c.client(ctx, sock, local, *dryRun); err != nil {
+			return err
+		}
+		defer cl.Close()
+		tool, ok = listedTool(ctx, cl, name)
+	}
 	if !ok {
 		return fmt.Errorf("%w: no tool %q (cabinet call --list)", errUsage, name)
 	}
@@ -61,15 +75,12 @@ Examples:
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	sock := ""
-	if !*standalone {
-		sock = l.Config.Layout().Socket()
+	if cl == nil {
+		if cl, err = c.client(ctx, sock, local, *dryRun); err != nil {
+			return err
+		}
+		defer cl.Close()
 	}
-	cl, err := c.client(ctx, sock, local, *dryRun)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
 	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	res, err := cl.CallTool(cctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: name, Arguments: callArgs}})
@@ -115,6 +126,23 @@ func (c *callCommand) client(ctx context.Context, sock string, local *tools.Serv
 		return nil, fmt.Errorf("mcp initialize: %w", err)
 	}
 	return cl, nil
+}
+
+// listedTool is the tool named name in cl's tools/list (the daemon's when
+// cl speaks to it).
+func listedTool(ctx context.Context, cl *client.Client, name string) (mcp.Tool, bool) {
+	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	res, err := cl.ListTools(lctx, mcp.ListToolsRequest{})
+	if err != nil {
+		return mcp.Tool{}, false
+	}
+	for _, t := range res.Tools {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return mcp.Tool{}, false
 }
 
 // printResult prints the structured content (or the text) as JSON, and

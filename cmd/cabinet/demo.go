@@ -15,6 +15,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/cmd/cabinet/logfile"
@@ -35,8 +36,11 @@ func (c *demoCommand) Run(ctx context.Context, args []string) error {
 EmulationStation, RetroArch and RomM, the real hook scripts), an embedded MQTT broker and
 the daemon on loopback, prints how to reach them, and plays a short scripted evening
 (a few games, a screensaver, a session too short to be logged, sleep and wake) while
-the Home Assistant states it publishes are shown as they change. Then it keeps running
-for you to try the MCP tools, until Ctrl-C (--once: exit after the evening).`, &sets)
+the Home Assistant states it publishes are shown as they change; then an evening of
+play-time rules on a second cabinet, the playroom's, whose clock runs fast (the time
+left over a game, warnings, extra time from a parent's phone, the game saved and closed
+at the limit, a launch ended at bedtime). Then it keeps running for you to try the MCP
+tools, until Ctrl-C (--once: exit after the evening).`, &sets)
 	once := fs.Bool("once", false, "exit after the scripted evening")
 	scale := fs.Float64("speed", 1, "speed of the evening (2 = twice as fast; at most 5)")
 	keep := fs.String("dir", "", "keep the simulator's files in DIR (default: a temporary folder)")
@@ -138,7 +142,8 @@ for you to try the MCP tools, until Ctrl-C (--once: exit after the evening).`, &
 
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	watched := make(chan struct{})
-	go func() { showStates(watchCtx, broker, id, out); close(watched) }()
+	var hush atomic.Bool // the playroom's evening is on: its lines carry another clock
+	go func() { showStates(watchCtx, broker, id, out, &hush); close(watched) }()
 	rommWatched := make(chan struct{})
 	go func() { showRomM(watchCtx, cab.RomM, out); close(rommWatched) }()
 	say := func(s string) { fmt.Fprintf(out, "%s ▶ %s\n", time.Now().Format("15:04:05"), s) }
@@ -151,7 +156,8 @@ for you to try the MCP tools, until Ctrl-C (--once: exit after the evening).`, &
 			return demoPairRomM(ctx, &cfg, cab, out, *scale)
 		}}
 	steps = slices.Concat(steps[:1], []simulator.Step{pair}, steps[1:3], cab.RomMGame(1 / *scale),
-		demoInstall(exe, denv.Environ, out, *scale), demoHousehold(broker, haentities.Settings{ID: id, BaseTopic: cfg.MQTT.BaseTopic}, *scale), steps[3:])
+		demoInstall(exe, denv.Environ, out, *scale), demoHousehold(broker, haentities.Settings{ID: id, BaseTopic: cfg.MQTT.BaseTopic}, *scale), steps[3:],
+		[]simulator.Step{playTimeDemo{env: c.env, dir: dir, exe: exe, broker: broker, out: out, speed: *scale, hush: &hush}.step()})
 	err = cab.Play(ctx, steps, say)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(c.env.Stderr, "demo: %v\n", err)
@@ -196,8 +202,8 @@ func demoMinSession(speed float64) int {
 }
 
 // showStates prints each state change Home Assistant would see, as it
-// reaches the broker.
-func showStates(ctx context.Context, b *mqttbroker.Broker, id string, out interface{ Write([]byte) (int, error) }) {
+// reaches the broker, except while hush is set.
+func showStates(ctx context.Context, b *mqttbroker.Broker, id string, out interface{ Write([]byte) (int, error) }, hush *atomic.Bool) {
 	seen := 0
 	prefix := "batocera/" + id + "/"
 	for {
@@ -205,7 +211,7 @@ func showStates(ctx context.Context, b *mqttbroker.Broker, id string, out interf
 		msgs := b.Messages()
 		for _, m := range msgs[seen:] {
 			entity := strings.TrimPrefix(m.Topic, prefix)
-			if entity == m.Topic || strings.Contains(entity, "/") && entity != haentities.NowPlaying+"/attributes" {
+			if entity == m.Topic || strings.Contains(entity, "/") && entity != haentities.NowPlaying+"/attributes" || hush.Load() {
 				continue
 			}
 			fmt.Fprintf(out, "%s   HA %-22s %s\n", time.Now().Format("15:04:05"), entity, shownPayload(entity, m.Payload))

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/cmd/cabinet/config"
@@ -16,6 +17,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/cfaccess"
 	"github.com/batocera-cabinet/cabinet/daemon/doctor"
 	"github.com/batocera-cabinet/cabinet/daemon/es"
+	"github.com/batocera-cabinet/cabinet/daemon/household"
 	"github.com/batocera-cabinet/cabinet/daemon/library/platforms"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romarr"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romm"
@@ -33,7 +35,8 @@ func (c *doctorCommand) Run(ctx context.Context, args []string) error {
 	var sets setFlag
 	fs := newFlags(c.env, "doctor", "", `Check each layer — configuration, state dir, EmulationStation, the library, the
 running game, RetroArch network commands, the MQTT broker, the hook scripts, RomM and
-ROMarr when configured — and say for every failure what it means and what to do.
+ROMarr when configured, the daemon, and the play-time rules with today's budget and the
+clock's trust — and say for every failure what it means and what to do.
 Changes nothing. Exits 1 when something is broken.`, &sets)
 	asJSON := fs.Bool("json", false, "print JSON")
 	verbose := fs.Bool("verbose", false, "show details of every check")
@@ -68,6 +71,7 @@ func doctorEnv(l *config.Loaded) (doctor.Env, error) {
 		return doctor.Env{}, err
 	}
 	enabled, port := retroArchNetworkCommands(cfg)
+	daemonSt := &daemonStatus{path: cfg.Layout().Socket()}
 	env := doctor.Env{
 		Config:             doctor.Reading{File: l.File, Err: l.Err, Warnings: l.Warnings},
 		Layout:             cfg.Layout(),
@@ -82,7 +86,8 @@ func doctorEnv(l *config.Loaded) (doctor.Env, error) {
 		RomM:               doctorRomM(cfg),
 		ROMarr:             doctorROMarr(cfg),
 		MCP:                doctorMCP(cfg),
-		Extra:              []doctor.Check{{Name: "daemon", Run: daemonCheck(cfg.Layout().Socket())}},
+		Extra:              []doctor.Check{{Name: "daemon", Run: daemonSt.check}},
+		PlayTime:           doctor.PlayTimeEnv{Rules: householdRules(cfg), Daemon: daemonSt.household},
 	}
 	// Under a fake root (the simulator, tests) this machine's firewall is
 	// not the cabinet's: leave the port unchecked.
@@ -246,66 +251,93 @@ func rootedLayout(cfg *config.Config) packaging.Layout {
 	return l
 }
 
-// daemonCheck asks `cabinet serve` for its status over its socket: whether
-// it runs, its MQTT link, its outbox, MCP over HTTP, and whether it refused
-// a configuration edit (it then keeps the last good one).
-func daemonCheck(path string) func(context.Context, []doctor.Result) doctor.Result {
-	return func(ctx context.Context, _ []doctor.Result) doctor.Result {
-		var st daemon.Status
-		err := socket.Status(ctx, path, &st)
-		if errors.Is(err, socket.ErrNotRunning) {
-			return doctor.Result{Status: doctor.Warn, Detail: "cabinet serve is not running: each hook records its event itself",
-				Hint: "run cabinet install, which installs and starts the service (README: \"From the demo to your own cabinet\"), for the MQTT last will, live configuration and MCP on the LAN"}
-		}
-		if err != nil {
-			return doctor.Result{Status: doctor.Fail, Detail: fmt.Sprintf("cabinet serve does not answer on %s", path),
-				Hint: "restart it: batocera-services stop cabinet; batocera-services start cabinet"}
-		}
-		facts := []string{fmt.Sprintf("outbox: %d waiting, %d dropped, %d expired; %d sessions logged; %d MQTT reconnects",
-			st.OutboxDepth, st.OutboxDropped, st.OutboxExpired, st.Sessions, st.Reconnects)}
-		if st.MCPHTTP != "" {
-			facts = append(facts, "MCP over HTTP on "+st.MCPHTTP)
-		}
-		if r := st.RomM; r != nil {
-			facts = append(facts, fmt.Sprintf("RomM play history: %d session(s) delivered, %d waiting, %d unmatched (RomM does not have the game)",
-				r.Delivered, r.Waiting, r.Unmatched))
-			if r.LastError != "" {
-				facts = append(facts, "RomM's last failure (retried with backoff): "+r.LastError)
-			}
-			if r.Device != "" {
-				facts = append(facts, r.Device)
-			}
-		}
-		switch {
-		case st.ConfigError != "":
-			return doctor.Result{Status: doctor.Fail, Detail: fmt.Sprintf("cabinet serve (pid %d) refused the last configuration edit and keeps the last good one: %s", st.PID, st.ConfigError),
-				Hint: "fix the key it names; the daemon applies the file as soon as it is valid", Facts: facts}
-		case st.MQTTEnabled && !st.MQTTConnected:
-			detail := fmt.Sprintf("cabinet serve (pid %d) is not connected to the MQTT broker", st.PID)
-			if st.MQTTError != "" {
-				detail += ": " + st.MQTTError
-			}
-			return doctor.Result{Status: doctor.Fail, Detail: detail, Hint: "check the broker and cabinet.mqtt.*; the daemon retries on its own", Facts: facts}
-		case st.MCPHTTPError != "":
-			hint := "set cabinet.mcp.listen to a free address (or stop what holds it) and restart the service; hooks, MQTT and `cabinet mcp` work meanwhile"
-			if strings.HasPrefix(st.MCPHTTPError, "mcp tls:") {
-				hint = "fix the certificate (the mcp-tls check above says how); cabinet serve tries it again every minute, and hooks, MQTT and `cabinet mcp` work meanwhile"
-			}
-			return doctor.Result{Status: doctor.Warn, Detail: fmt.Sprintf("cabinet serve (pid %d) runs, but MCP over HTTP does not: %s", st.PID, st.MCPHTTPError),
-				Hint: hint, Facts: facts}
-		case st.RomM != nil && st.RomM.DeviceProblem:
-			return doctor.Result{Status: doctor.Warn, Detail: fmt.Sprintf("cabinet serve (pid %d) runs, but RomM does not know the cabinet's device", st.PID),
-				Hint: "run `cabinet romm pair` again (play sessions still reach RomM's history)", Facts: facts}
-		}
-		detail := fmt.Sprintf("cabinet serve %s runs (pid %d, since %s)", st.Version, st.PID, st.Started.Format(time.RFC3339))
-		if st.RomM != nil && st.RomM.Device != "" {
-			detail += "; RomM had forgotten the cabinet's device, which registered again (--verbose for the ids)"
-		}
-		if n := st.PendingRequests; n > 0 {
-			detail += fmt.Sprintf("; following %d library request(s) (library_requests lists them)", n)
-		}
-		return doctor.Result{Status: doctor.OK, Detail: detail, Facts: facts}
+// daemonStatus is `cabinet serve`'s status over its socket, asked once:
+// the daemon check and the play-time check (today's budget) share it.
+type daemonStatus struct {
+	path  string
+	mu    sync.Mutex
+	asked bool
+	st    daemon.Status
+	err   error
+}
+
+func (s *daemonStatus) get(ctx context.Context) (daemon.Status, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.asked {
+		s.err = socket.Status(ctx, s.path, &s.st)
+		s.asked = true
 	}
+	return s.st, s.err
+}
+
+// household is the play-time report in the status (nil: the daemon has
+// none yet).
+func (s *daemonStatus) household(ctx context.Context) (*household.Report, error) {
+	st, err := s.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return st.Household, nil
+}
+
+// check reports from the daemon's status: whether it runs, its MQTT link,
+// its outbox, MCP over HTTP, and whether it refused a configuration edit
+// (it then keeps the last good one).
+func (s *daemonStatus) check(ctx context.Context, _ []doctor.Result) doctor.Result {
+	st, err := s.get(ctx)
+	if errors.Is(err, socket.ErrNotRunning) {
+		return doctor.Result{Status: doctor.Warn, Detail: "cabinet serve is not running: each hook records its event itself",
+			Hint: "run cabinet install, which installs and starts the service (README: \"From the demo to your own cabinet\"), for the MQTT last will, live configuration and MCP on the LAN"}
+	}
+	if err != nil {
+		return doctor.Result{Status: doctor.Fail, Detail: fmt.Sprintf("cabinet serve does not answer on %s", s.path),
+			Hint: "restart it: batocera-services stop cabinet; batocera-services start cabinet"}
+	}
+	facts := []string{fmt.Sprintf("outbox: %d waiting, %d dropped, %d expired; %d sessions logged; %d MQTT reconnects",
+		st.OutboxDepth, st.OutboxDropped, st.OutboxExpired, st.Sessions, st.Reconnects)}
+	if st.MCPHTTP != "" {
+		facts = append(facts, "MCP over HTTP on "+st.MCPHTTP)
+	}
+	if r := st.RomM; r != nil {
+		facts = append(facts, fmt.Sprintf("RomM play history: %d session(s) delivered, %d waiting, %d unmatched (RomM does not have the game)",
+			r.Delivered, r.Waiting, r.Unmatched))
+		if r.LastError != "" {
+			facts = append(facts, "RomM's last failure (retried with backoff): "+r.LastError)
+		}
+		if r.Device != "" {
+			facts = append(facts, r.Device)
+		}
+	}
+	switch {
+	case st.ConfigError != "":
+		return doctor.Result{Status: doctor.Fail, Detail: fmt.Sprintf("cabinet serve (pid %d) refused the last configuration edit and keeps the last good one: %s", st.PID, st.ConfigError),
+			Hint: "fix the key it names; the daemon applies the file as soon as it is valid", Facts: facts}
+	case st.MQTTEnabled && !st.MQTTConnected:
+		detail := fmt.Sprintf("cabinet serve (pid %d) is not connected to the MQTT broker", st.PID)
+		if st.MQTTError != "" {
+			detail += ": " + st.MQTTError
+		}
+		return doctor.Result{Status: doctor.Fail, Detail: detail, Hint: "check the broker and cabinet.mqtt.*; the daemon retries on its own", Facts: facts}
+	case st.MCPHTTPError != "":
+		hint := "set cabinet.mcp.listen to a free address (or stop what holds it) and restart the service; hooks, MQTT and `cabinet mcp` work meanwhile"
+		if strings.HasPrefix(st.MCPHTTPError, "mcp tls:") {
+			hint = "fix the certificate (the mcp-tls check above says how); cabinet serve tries it again every minute, and hooks, MQTT and `cabinet mcp` work meanwhile"
+		}
+		return doctor.Result{Status: doctor.Warn, Detail: fmt.Sprintf("cabinet serve (pid %d) runs, but MCP over HTTP does not: %s", st.PID, st.MCPHTTPError),
+			Hint: hint, Facts: facts}
+	case st.RomM != nil && st.RomM.DeviceProblem:
+		return doctor.Result{Status: doctor.Warn, Detail: fmt.Sprintf("cabinet serve (pid %d) runs, but RomM does not know the cabinet's device", st.PID),
+			Hint: "run `cabinet romm pair` again (play sessions still reach RomM's history)", Facts: facts}
+	}
+	detail := fmt.Sprintf("cabinet serve %s runs (pid %d, since %s)", st.Version, st.PID, st.Started.Format(time.RFC3339))
+	if st.RomM != nil && st.RomM.Device != "" {
+		detail += "; RomM had forgotten the cabinet's device, which registered again (--verbose for the ids)"
+	}
+	if n := st.PendingRequests; n > 0 {
+		detail += fmt.Sprintf("; following %d library request(s) (library_requests lists them)", n)
+	}
+	return doctor.Result{Status: doctor.OK, Detail: detail, Facts: facts}
 }
 
 func fileExists(p string) bool {

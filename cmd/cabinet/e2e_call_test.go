@@ -171,6 +171,50 @@ func TestCallBadArguments(t *testing.T) {
 	}
 }
 
+// TestCallDaemonOnlyTools: the tools only the daemon offers (the
+// household's play-time rules, which it keeps) are called through its
+// socket, their arguments checked against the daemon's schema first; with
+// --standalone they do not exist.
+func TestCallDaemonOnlyTools(t *testing.T) {
+	t.Parallel()
+	cab, _ := simCabinet(t, simulator.Options{})
+	conf, err := cab.WriteConfig(t.TempDir(), "cabinet.household.enabled=1", "cabinet.household.minutes.daily=30")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := configEnv(conf)
+	_, _, _, stop := startServe(t, env)
+	defer stop()
+	call := func(args ...string) map[string]any {
+		t.Helper()
+		code, stdout, stderr := runBinary(t, env, append([]string{"call"}, args...)...)
+		var out map[string]any
+		if err := json.Unmarshal([]byte(stdout), &out); code != 0 || err != nil {
+			t.Fatalf("cabinet call %s: exit %d, %v\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, err, stdout, stderr)
+		}
+		return out
+	}
+	if got := call("batocera_get_limits"); got["enabled"] != true || got["limit_minutes"] != 30.0 {
+		t.Errorf("batocera_get_limits: got %v, want the rules on with 30 minutes", got)
+	}
+	got := call("batocera_pause_play", "paused=true")
+	if limits, _ := got["limits"].(map[string]any); got["outcome"] != "done" || limits["paused"] != true {
+		t.Errorf("batocera_pause_play paused=true: got %v", got)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"batocera_pause_play", "paused=maybe"}, "argument paused must be true or false"},
+		{[]string{"--standalone", "batocera_get_limits"}, `no tool "batocera_get_limits"`},
+	} {
+		code, stdout, stderr := runBinary(t, env, append([]string{"call"}, tt.args...)...)
+		if code != 2 || !strings.Contains(stderr, tt.want) || stdout != "" {
+			t.Errorf("cabinet call %s: exit %d, stderr %q, stdout %q; want exit 2 and %q", strings.Join(tt.args, " "), code, stderr, stdout, tt.want)
+		}
+	}
+}
+
 // TestDoctorEndToEnd: against the simulator every check passes (exit 0);
 // against nothing (closed ports, an empty tree) doctor exits 1 and says
 // what to do.

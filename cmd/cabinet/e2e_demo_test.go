@@ -17,9 +17,13 @@ import (
 // its screen, RomM shows the game it knows as playing while it runs and
 // gets its session, and the two it lacks are counted as unmatched; a game
 // only RomM has is installed and started with `cabinet call
-// library_install`, and RomM sees it played.
+// library_install`, and RomM sees it played. Then the playroom's evening
+// of play-time rules, in order: the time left over the game, the 5-minute
+// warning reaching Home Assistant, extra time from a parent's phone (Home
+// Assistant's button), the game saved and closed at the limit, a launch
+// ended at bedtime, and what `cabinet doctor` says of it.
 func TestDemo(t *testing.T) {
-	cabinettest.Long(t, "the whole scripted evening, about 35 s")
+	cabinettest.Long(t, "the whole scripted evening and the playroom's, about 45 s")
 	capture := filepath.Join(t.TempDir(), "capture.txt")
 	code, out, errOut := runBinary(t, nil, "demo", "--once", "--speed", "4", "--capture", capture)
 	if code != 0 || strings.Contains(errOut, "demo:") {
@@ -48,6 +52,37 @@ func TestDemo(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, lastLines(out, 40))
 		}
+	}
+	// The playroom's evening, in this order.
+	at := -1
+	for _, want := range []string{
+		"another evening, on a second simulated cabinet: the playroom's, with play-time rules on",
+		"on the TV, over the game: 20 minutes of play left today.",
+		"on the TV, over the game: 5 minutes of play left today: the game will be saved and closed.",
+		"HA limit                  warned — Super Mario World: 5 minutes of play left today",
+		"the parent taps +15 min, and Home Assistant presses button.batocera_extra_time",
+		"HA limit                  extended — +15 minutes today",
+		"on the TV, over the game: 1 minute of play left today: the game will be saved and closed.",
+		"on the TV, over the game: Time is up for today.",
+		"RetroArch saves the game in a new save-state slot",
+		"on the TV, in the menus:  Super Mario World was saved and closed. Time is up for today.",
+		"HA limit                  reached — Super Mario World: Time is up for today. The game was saved.",
+		"HA limit_state            bedtime",
+		"the child tries Tetris",
+		"on the TV, in the menus:  Tetris can't start now. It's bedtime: games are back at 07:00.",
+		"HA limit                  refused — Tetris: It's bedtime: games are back at 07:00.",
+		"OK   playtime   on — 20 min a day, bedtime 20:30-07:00, warnings at 5,1 min, at the limit save_quit",
+		"limit 20 min, used 3", // 35 min, and a few seconds more while the game closes
+		"min, extra +15, 0 min left; state bedtime",
+		"Clock: set (NTP or clock chip) — days and bedtime follow it",
+		"A game started now would be ended: It's bedtime: games are back at 07:00.",
+	} {
+		i := strings.Index(out, want)
+		if i < 0 || i < at {
+			t.Errorf("demo output lacks %q after the line before (at %d, last at %d):\n%s", want, i, at, lastLines(out, 70))
+			continue
+		}
+		at = i
 	}
 	// Play time today only grows through the evening (HA would read a
 	// drop as a new day), and ends above zero.

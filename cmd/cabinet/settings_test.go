@@ -98,16 +98,16 @@ func TestDaemonCheckShowsHTTPTaken(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go srv.Serve(ctx, ln)
-	r := daemonCheck(path)(ctx, nil)
+	r := (&daemonStatus{path: path}).check(ctx, nil)
 	if r.Status != doctor.Warn || !strings.Contains(r.Detail, "0.0.0.0:8717") || !strings.Contains(r.Hint, "cabinet.mcp.listen") {
 		t.Errorf("daemon check = %+v; want a warning naming the address and cabinet.mcp.listen", r)
 	}
 	st.MCPHTTPError, st.MCPHTTP = "", "127.0.0.1:8717"
-	if r := daemonCheck(path)(ctx, nil); r.Status != doctor.OK || !strings.Contains(strings.Join(r.Facts, " "), "127.0.0.1:8717") {
+	if r := (&daemonStatus{path: path}).check(ctx, nil); r.Status != doctor.OK || !strings.Contains(strings.Join(r.Facts, " "), "127.0.0.1:8717") {
 		t.Errorf("daemon check when listening = %+v", r)
 	}
 	cancel()
-	if r := daemonCheck(filepath.Join(t.TempDir(), "none.sock"))(context.Background(), nil); r.Status != doctor.Warn || !strings.Contains(r.Detail, "not running") {
+	if r := (&daemonStatus{path: filepath.Join(t.TempDir(), "none.sock")}).check(context.Background(), nil); r.Status != doctor.Warn || !strings.Contains(r.Detail, "not running") {
 		t.Errorf("no daemon: %+v", r)
 	}
 }

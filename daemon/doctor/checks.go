@@ -66,6 +66,9 @@ type Env struct {
 	MCP MCPEnv
 	// Extra checks appended after the standard ones (the daemon's).
 	Extra []Check
+	// PlayTime is the play-time rules, checked last (after the daemon,
+	// whose status has today's budget).
+	PlayTime PlayTimeEnv
 }
 
 // Reading is what the configuration check reports: the file read, the
@@ -89,7 +92,8 @@ const (
 	CheckInstalls  = "installs"
 )
 
-// Checks returns the standard checks in layer order.
+// Checks returns the standard checks in layer order, then Extra, then the
+// play time.
 func Checks(env Env) []Check {
 	checks := []Check{
 		{CheckConfig, func(ctx context.Context, _ []Result) Result { return checkConfig(env.Config) }},
@@ -142,7 +146,8 @@ func Checks(env Env) []Check {
 	checks = append(checks, rommChecks(env)...)
 	checks = append(checks, Check{CheckROMarr, func(ctx context.Context, _ []Result) Result { return checkROMarr(ctx, env.ROMarr) }})
 	checks = append(checks, Check{CheckInstalls, func(context.Context, []Result) Result { return checkInstalls(env.RomsRoot) }})
-	return append(checks, env.Extra...)
+	checks = append(checks, env.Extra...)
+	return append(checks, Check{CheckPlayTime, func(ctx context.Context, _ []Result) Result { return checkPlayTime(ctx, env.PlayTime) }})
 }
 
 func checkConfig(l Reading) Result {

@@ -2,11 +2,11 @@
 // state dir, EmulationStation, the library, the running game, RetroArch's
 // network commands, the MQTT broker, the installed hook scripts, and the
 // household's RomM and ROMarr when they are configured, MCP over HTTP's
-// certificate and Cloudflare Access — and says for
-// every failure what it means and what to do. It changes nothing: its
-// probes are reads (ES GETs, RetroArch VERSION/GET_STATUS, an MQTT connect
-// without a publish, RomM and ROMarr GETs, Access's public keys, file
-// reads).
+// certificate and Cloudflare Access, and the play-time rules with today's
+// budget — and says for every failure what it means and what to do. It
+// changes nothing: its probes are reads (ES GETs, RetroArch
+// VERSION/GET_STATUS, an MQTT connect without a publish, RomM and ROMarr
+// GETs, Access's public keys, the daemon's status, file reads).
 package doctor
 
 import (
@@ -30,11 +30,14 @@ const (
 
 // Result is one check's outcome.
 type Result struct {
-	Name   string   `json:"name"`
-	Status Status   `json:"status"`
-	Detail string   `json:"detail"`
-	Hint   string   `json:"hint,omitempty"`
-	Facts  []string `json:"facts,omitempty"` // shown with --verbose
+	Name   string `json:"name"`
+	Status Status `json:"status"`
+	Detail string `json:"detail"`
+	Hint   string `json:"hint,omitempty"`
+	// Lines go on from Detail, one a line (a section such as the play
+	// time's): always shown.
+	Lines []string `json:"lines,omitempty"`
+	Facts []string `json:"facts,omitempty"` // shown with --verbose
 }
 
 // Check is one layer's probe. Checks run in order; a check sees the results
@@ -96,6 +99,9 @@ func Find(earlier []Result, name string) (Result, bool) {
 func (rep Report) Write(w io.Writer, verbose bool) {
 	for _, r := range rep.Results {
 		fmt.Fprintf(w, "%-4s %-10s %s\n", strings.ToUpper(string(r.Status)), r.Name, r.Detail)
+		for _, l := range r.Lines {
+			fmt.Fprintf(w, "     %-10s %s\n", "", l)
+		}
 		if r.Hint != "" && r.Status != OK {
 			fmt.Fprintf(w, "     %-10s -> %s\n", "", r.Hint)
 		}

@@ -199,7 +199,7 @@ func TestDoctorRomM(t *testing.T) {
 }
 
 // The RomM and ROMarr checks are part of the standard ones, after the
-// hooks and before the daemon's.
+// hooks and before the daemon's (and the play time, last).
 func TestDoctorLibraryServersInChecks(t *testing.T) {
 	env := Env{Extra: []Check{{Name: "daemon"}}}
 	var names []string
@@ -207,16 +207,16 @@ func TestDoctorLibraryServersInChecks(t *testing.T) {
 		names = append(names, c.Name)
 	}
 	got := strings.Join(names, " ")
-	if !strings.HasSuffix(got, "hooks romm romarr installs daemon") {
-		t.Errorf("checks = %s, want … hooks romm romarr installs daemon", got)
+	if !strings.HasSuffix(got, "hooks romm romarr installs daemon playtime") {
+		t.Errorf("checks = %s, want … hooks romm romarr installs daemon playtime", got)
 	}
 	env.RomM = RomMEnv{URL: "http://romm.lan"}
 	names = nil
 	for _, c := range Checks(env) {
 		names = append(names, c.Name)
 	}
-	if got := strings.Join(names, " "); !strings.HasSuffix(got, "hooks romm romm-auth romm-map romarr installs daemon") {
-		t.Errorf("checks with RomM = %s, want … hooks romm romm-auth romm-map romarr installs daemon", got)
+	if got := strings.Join(names, " "); !strings.HasSuffix(got, "hooks romm romm-auth romm-map romarr installs daemon playtime") {
+		t.Errorf("checks with RomM = %s, want … hooks romm romm-auth romm-map romarr installs daemon playtime", got)
 	}
 }
 

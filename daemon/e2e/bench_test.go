@@ -78,13 +78,37 @@ func BenchmarkDaemon(b *testing.B) {
 		idleRig = r // the last broker's daemon: Mosquitto when there is one
 	}
 
+	// Beside the idle daemon, watched over the same window (so under the
+	// same load), a daemon enforcing the household's play-time rules:
+	// limits, a bedtime, the HA controls on. Started now, it has settled
+	// by then.
+	rulesRig := newRig(b, idleRig.broker, "cabinet.log.level=info", "cabinet.household.enabled=1", "cabinet.household.minutes.daily=90",
+		"cabinet.household.minutes.sat=120", "cabinet.household.bedtime=21:00-07:00", "cabinet.ha.household=1")
+	rulesRig.startOnline()
+
 	fmt.Fprintf(&out, "\n%s", initCost(b, idleRig, 21))
 
+	type idleFigures struct {
+		cpu      time.Duration
+		rss, hwm string
+	}
+	var rulesOn idleFigures
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		rulesOn.cpu, rulesOn.rss, rulesOn.hwm = idleDaemon(b, rulesRig, idle)
+	}()
 	cpu, rss, hwm := idleDaemon(b, idleRig, idle)
+	<-done
 	perMinute := time.Duration(float64(cpu) * float64(time.Minute) / float64(idle))
+	rulesPerMinute := time.Duration(float64(rulesOn.cpu) * float64(time.Minute) / float64(idle))
 	fmt.Fprintf(&out, "\nidle daemon (%s broker, ES watcher polling), watched %v: CPU %v per minute (%s), VmRSS %s, VmHWM %s\n",
 		idleRig.broker.Kind, idle, perMinute.Round(time.Millisecond), verdict(perMinute < 500*time.Millisecond, "< 0.5 s"), rss, hwm)
+	ratio := float64(rulesOn.cpu) / float64(max(cpu, time.Millisecond))
+	fmt.Fprintf(&out, "same window, play-time rules on (limits, bedtime, HA controls): CPU %v per minute, %.2fx rules off (%s), VmRSS %s, VmHWM %s\n",
+		rulesPerMinute.Round(time.Millisecond), ratio, verdict(ratio <= 1.10, "within 10 %"), rulesOn.rss, rulesOn.hwm)
 	b.ReportMetric(float64(perMinute)/float64(time.Second), "idle_cpu_s_per_min")
+	b.ReportMetric(float64(rulesPerMinute)/float64(time.Second), "idle_rules_cpu_s_per_min")
 	// Printed, not logged: the testing package keeps only the first lines
 	// of a benchmark's log.
 	fmt.Print(out.String())

@@ -51,12 +51,20 @@ func newRealRig(t *testing.T, through string, opts reales.Options) *realRig {
 // configuration lines.
 func newRealRigWith(t *testing.T, through string, opts reales.Options, so simulator.Options, extra ...string) *realRig {
 	t.Helper()
+	return newRealRigVia(t, t, reales.URL, through, opts, so, extra...)
+}
+
+// newRealRigVia is newRealRigWith whose ES reports to esT (a test that
+// makes ES run a stub on purpose takes the report over: powerStubs) and
+// whose cabinet reaches ES at esURL (a proxy in front of reales.URL).
+func newRealRigVia(t *testing.T, esT testing.TB, esURL, through string, opts reales.Options, so simulator.Options, extra ...string) *realRig {
+	t.Helper()
 	reales.Require(t)
 	r := newRigWith(t, startBroker(t, cabinettest.Embedded), so, extra...)
-	r.rewriteConfig("cabinet.es.url", reales.URL)
+	r.rewriteConfig("cabinet.es.url", esURL)
 	opts.Dir = cabinettest.TempDir(t, "reales")
 	opts.Env = r.env()
-	es := reales.New(t, opts)
+	es := reales.New(esT, opts)
 	bin, err := filepath.Abs(cabinetBin)
 	if err != nil {
 		t.Fatal(err)

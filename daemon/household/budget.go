@@ -66,6 +66,8 @@ type Status struct {
 	// a parent must act).
 	Refusal  string
 	NextPlay time.Time
+	// Playing says a game is being counted.
+	Playing bool
 }
 
 // Evaluate applies the rules to the ledger at m (its Play observed at m,
@@ -81,6 +83,7 @@ func Evaluate(r Rules, l Ledger, m playday.Moment, running *playday.Span, loc *t
 	}
 	st.Weekday = day.Weekday()
 	st.Used = time.Duration(playday.Played(l.Play, nil, loc)) * time.Second
+	st.Playing = l.Game != nil && !l.Game.Refused
 	st.Limit = r.DayLimit(st.Weekday)
 	if l.TodayDay == st.Day && l.TodayDay != "" && l.TodayLimit >= 0 {
 		st.Limit = l.TodayLimit

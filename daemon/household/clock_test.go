@@ -122,7 +122,7 @@ func TestPause(t *testing.T) {
 	if end, n := c.lastEnd(); n != 1 || !end.Save {
 		t.Fatalf("ends %d %+v: want the game saved and quit", n, end)
 	}
-	c.awaitNote("Play is paused by a grown-up. Zelda was saved and closed.")
+	c.awaitNote("Zelda was saved and closed. Play is paused. It can start again once a grown-up turns the pause off.")
 	c.start("Mario")
 	c.to(e, at(2027, 3, 22, 16, 2))
 	c.awaitNote("Mario can't start now. Play is paused.")

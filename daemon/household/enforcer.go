@@ -115,6 +115,9 @@ type Enforcer struct {
 	// Report receives the status after every step; Event the events.
 	Report func(Status)
 	Event  func(Event)
+	// Armed, when set, is told the wait of each timer the loop has armed
+	// (a benchmark steps a fake clock to it).
+	Armed func(time.Duration)
 
 	mu      sync.Mutex
 	ledger  Ledger
@@ -187,7 +190,11 @@ func (e *Enforcer) Run(ctx context.Context) error {
 	for {
 		applied := e.Applied()
 		wait := e.step(ctx)
-		t, tc := e.Clock.NewTimer(max(wait, 10*time.Millisecond))
+		wait = max(wait, 10*time.Millisecond)
+		t, tc := e.Clock.NewTimer(wait)
+		if e.Armed != nil {
+			e.Armed(wait)
+		}
 		select {
 		case <-ctx.Done():
 			t.Stop()

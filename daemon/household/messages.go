@@ -2,6 +2,7 @@ package household
 
 import (
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -67,7 +68,7 @@ func warnText(r Rules, st Status, plan SavePlan) string {
 func upText(st Status) string {
 	switch st.EndBy {
 	case EndPaused:
-		return "Play is paused by a grown-up."
+		return "Play is paused."
 	case EndBedtime:
 		return "It's bedtime."
 	case EndSession:
@@ -89,7 +90,12 @@ func endedText(st Status, game string, e Ending) string {
 	if next == "" {
 		next = "Another game can start now."
 	}
-	return fit(upText(st) + " " + what + ". " + next)
+	// The reason comes once: "Zelda was saved and closed. Time is up for
+	// today. Play again tomorrow from 07:00."
+	if first := upText(st); !strings.HasPrefix(next, strings.TrimSuffix(first, ".")) {
+		what = first + " " + what
+	}
+	return fit(what + ". " + next)
 }
 
 // refusedText is the notification after a launch was ended.

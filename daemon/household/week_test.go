@@ -55,7 +55,7 @@ func TestWeek(t *testing.T) {
 	if end, n := c.lastEnd(); n != 1 || !end.Save || end.Game != "Zelda" {
 		t.Fatalf("ends %d, last %+v: want Zelda saved", n, end)
 	}
-	c.awaitNote("Time is up for today. Zelda was saved and closed. Time is up for today. Play again tomorrow from 07:00.")
+	c.awaitNote("Zelda was saved and closed. Time is up for today. Play again tomorrow from 07:00.")
 	if ev := c.eventsOf(EventReached); len(ev) != 1 || ev[0].Game != "Zelda" {
 		t.Fatalf("reached events %+v", ev)
 	}
@@ -111,7 +111,7 @@ func TestWeek(t *testing.T) {
 	if end, n := c.lastEnd(); n != 4 || !end.Save || end.Game != "Tetris" {
 		t.Fatalf("ends %d, last %+v", n, end)
 	}
-	c.awaitNote("It's bedtime. Tetris was saved and closed. It's bedtime: games are back at 07:00.")
+	c.awaitNote("Tetris was saved and closed. It's bedtime: games are back at 07:00.")
 	// At 22:00, a launch is ended, with when games are back.
 	c.start("Tetris")
 	c.to(e, at(2027, 3, 23, 22, 0))

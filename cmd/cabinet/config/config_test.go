@@ -327,3 +327,30 @@ func TestPlatformMapKey(t *testing.T) {
 		t.Errorf("parsePlatformMap = %v (%q)", m, platformMapText(m))
 	}
 }
+
+// TestHouseholdKeys: the play-time rules' keys are read and checked like
+// the others; profile keys are kept (not applied) with one warning, a bad
+// one is a warning naming it; a bad rule value is an error naming the key.
+func TestHouseholdKeys(t *testing.T) {
+	conf := "cabinet.household.enabled=1\ncabinet.household.minutes.daily=90\ncabinet.household.bedtime=21:00-07:00\n" +
+		"cabinet.household.profile.anna.minutes.daily=60\ncabinet.household.profile.anna.bedtime=late\n"
+	l := load(t, map[string]string{DefaultFile: conf}, nil)
+	if l.Err != nil {
+		t.Fatal(l.Err)
+	}
+	v := l.Config.Household.Values
+	if v["cabinet.household.enabled"] != "1" || v["cabinet.household.minutes.daily"] != "90" || v["cabinet.household.warn_at"] != "15,5,1" {
+		t.Errorf("values %v", v)
+	}
+	if p := l.Config.Household.Profiles; len(p) != 1 || p["cabinet.household.profile.anna.minutes.daily"] != "60" {
+		t.Errorf("profiles %v", p)
+	}
+	warns := strings.Join(l.Warnings, "\n")
+	if !strings.Contains(warns, "profile.anna.bedtime") || !strings.Contains(warns, "1 cabinet.household.profile.* keys are kept") {
+		t.Errorf("warnings %q", l.Warnings)
+	}
+	l = load(t, map[string]string{DefaultFile: "cabinet.household.minutes.daily=lots\n"}, nil)
+	if l.Err == nil || !strings.Contains(l.Err.Error(), "cabinet.household.minutes.daily") {
+		t.Errorf("error %v", l.Err)
+	}
+}

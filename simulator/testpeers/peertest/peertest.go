@@ -32,14 +32,16 @@ func RequirePeer(t testing.TB, err error) {
 // startTimeout bounds how long RetroArch may take to answer VERSION.
 const startTimeout = 30 * time.Second
 
-// RetroArch starts the real RetroArch for t in a fresh temporary directory
-// (opts.Dir is replaced), stops it when t ends, and prints its log tail if t
-// failed. A missing installation goes through RequirePeer; a start failure
-// fails the test.
+// RetroArch starts the real RetroArch for t in opts.Dir (a fresh temporary
+// directory when empty; set it to put files there first), stops it when t
+// ends, and prints its log tail if t failed. A missing installation goes
+// through RequirePeer; a start failure fails the test.
 func RetroArch(t testing.TB, opts realretroarch.Options) *realretroarch.Instance {
 	t.Helper()
 	RequirePeer(t, realretroarch.Available())
-	opts.Dir = t.TempDir()
+	if opts.Dir == "" {
+		opts.Dir = t.TempDir()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
 	in, err := realretroarch.Start(ctx, opts)

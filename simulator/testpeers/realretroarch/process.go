@@ -1,6 +1,7 @@
 package realretroarch
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -123,6 +124,28 @@ func (in *Instance) LogTail() string {
 		b = b[len(b)-logTailBytes:]
 	}
 	return strings.TrimSpace(string(b))
+}
+
+// spokePrefix starts the log line of each message the narrator spoke
+// (accessibility_speak_priority: RARCH_LOG("Spoke: %s\n", …)).
+const spokePrefix = "[INFO] Spoke: "
+
+// Spoken are the on-screen messages RetroArch has shown so far, oldest
+// first, as its narrator logged them (Options.Narrate): SHOW_MSG's text and
+// RetroArch's own ("100%: Saved state to slot #4.").
+func (in *Instance) Spoken() []string {
+	b, err := os.ReadFile(in.LogPath)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	// Whole lines only: RetroArch may be writing the last one.
+	for _, l := range strings.Split(string(b[:bytes.LastIndexByte(b, '\n')+1]), "\n") {
+		if msg, ok := strings.CutPrefix(l, spokePrefix); ok {
+			out = append(out, msg)
+		}
+	}
+	return out
 }
 
 // FreeUDPPort returns a UDP port that was free on 127.0.0.1 a moment ago.

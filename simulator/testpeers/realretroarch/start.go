@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,6 +40,14 @@ type Options struct {
 	// Contentless starts RetroArch without a core or content, so GET_STATUS
 	// answers CONTENTLESS.
 	Contentless bool
+	// Config sets more retroarch.cfg keys, or other values for the
+	// defaults' (Batocera's savestate_auto_index "true", say).
+	Config map[string]string
+	// Narrate turns on RetroArch's accessibility narrator: every on-screen
+	// message, SHOW_MSG's included, is spoken and logged ("Spoke: …"),
+	// which is how a test sees what headless RetroArch would have shown
+	// (Spoken). The espeak it speaks through is a silent stub in Dir.
+	Narrate bool
 }
 
 // Instance is a running RetroArch. Its fields are fixed after Start.
@@ -128,18 +138,29 @@ func prepare(peer peer, opts Options) (*Instance, error) {
 			return nil, err
 		}
 	}
-	if err := os.WriteFile(in.ConfigPath, []byte(in.config(peer)), 0o644); err != nil {
+	if err := os.WriteFile(in.ConfigPath, []byte(in.config(peer, opts)), 0o644); err != nil {
 		return nil, err
+	}
+	if opts.Narrate {
+		// The narrator runs espeak from PATH (frontend/drivers/
+		// platform_unix.c, accessibility_speak_unix): never the machine's.
+		if err := os.MkdirAll(in.stubs(), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(in.stubs(), "espeak"), []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+			return nil, err
+		}
 	}
 	return in, nil
 }
 
-func (in *Instance) home() string { return filepath.Join(filepath.Dir(in.ConfigPath), "home") }
+func (in *Instance) home() string  { return filepath.Join(filepath.Dir(in.ConfigPath), "home") }
+func (in *Instance) stubs() string { return filepath.Join(filepath.Dir(in.ConfigPath), "stubs") }
 
 // config is the headless configuration. quit_press_twice and the core paths
 // are what Batocera's configgen sets; the sort_* and thumbnail settings are
 // pinned so file names are predictable.
-func (in *Instance) config(peer peer) string {
+func (in *Instance) config(peer peer, opts Options) string {
 	kv := [][2]string{
 		{"video_driver", "null"},
 		{"audio_driver", "null"},
@@ -168,6 +189,22 @@ func (in *Instance) config(peer peer) string {
 		// Null video never blocks on vsync; this paces the loop at the core's
 		// frame rate instead of spinning a CPU.
 		{"vrr_runloop_enable", "true"},
+	}
+	extra := maps.Clone(opts.Config)
+	if opts.Narrate {
+		if extra == nil {
+			extra = map[string]string{}
+		}
+		extra["accessibility_enable"] = "true"
+	}
+	for i, p := range kv {
+		if v, ok := extra[p[0]]; ok {
+			kv[i][1] = v
+			delete(extra, p[0])
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(extra)) {
+		kv = append(kv, [2]string{k, extra[k]})
 	}
 	var b strings.Builder
 	for _, p := range kv {
@@ -211,6 +248,9 @@ func (in *Instance) launch(peer peer, opts Options) error {
 	cmd.Dir = opts.Dir
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Env = append(os.Environ(), "HOME="+in.home(), "XDG_CONFIG_HOME="+filepath.Join(in.home(), ".config"))
+	if opts.Narrate {
+		cmd.Env = append(cmd.Env, "PATH="+in.stubs()+string(os.PathListSeparator)+os.Getenv("PATH"))
+	}
 	// Its own process group, so Stop reaches dbus-daemon and retroarch too.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {

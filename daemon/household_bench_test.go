@@ -1,0 +1,209 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/batocera-cabinet/cabinet/daemon/household"
+	"github.com/batocera-cabinet/cabinet/haentities"
+	"github.com/batocera-cabinet/cabinet/simulator/fakeretroarch"
+	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
+)
+
+// BenchmarkHouseholdTiming prints, over 50 games on the daemon's fake clock
+// (the simulated cabinet's ES and RetroArch are real sockets), how long
+// after its point a warning lands over the game and how long after the
+// limit the game is gone from ES: on the fake clock (the loop's scheduling:
+// it should wake at the point itself) and in real time from the clock
+// reaching the point (the work: RetroArch's GET_STATUS and SHOW_MSG; the
+// save, ES's /emukill and the wait for /runningGame to clear). Beside them,
+// in the same run, the floors: SHOW_MSG sent straight to RetroArch, and
+// batocera_quit_game called straight. Targets (printed, not asserted):
+// warning p95 within 1 s of its point, quit p95 within 2 s of the limit.
+//
+//	go test -run '^$' -bench HouseholdTiming ./daemon/
+func BenchmarkHouseholdTiming(b *testing.B) {
+	runs := 50
+	if v, err := strconv.Atoi(os.Getenv("CABINET_BENCH_RUNS")); err == nil && v > 0 {
+		runs = v
+	}
+	// The loop's latest timer: its deadline on the fake clock and a count
+	// of the timers armed so far.
+	var mu sync.Mutex
+	var deadline time.Time
+	var armedN int
+	rearmed := make(chan struct{}) // closed and replaced at every timer armed
+	r := householdRigWith(b, func(r *rig) {
+		r.armed = func(d time.Duration) {
+			mu.Lock()
+			deadline, armedN = r.clock.Now().Add(d), armedN+1
+			close(rearmed)
+			rearmed = make(chan struct{})
+			mu.Unlock()
+		}
+	}, "enabled", "1", "minutes.daily", "2", "warn_at", "1")
+	loopTimer := func() (time.Time, int) { mu.Lock(); defer mu.Unlock(); return deadline, armedN }
+	// awaitRearm waits until the loop has armed a timer after the n-th.
+	awaitRearm := func(n int) {
+		cabinettest.Await(b, "the play-time loop's next timer", func() <-chan struct{} { mu.Lock(); defer mu.Unlock(); return rearmed },
+			func() bool { _, m := loopTimer(); return m > n })
+	}
+	// stepTo moves the fake clock to at, one timer of the loop at a time,
+	// never past at, and says when (real time) the clock reached at: the
+	// loop is woken exactly when its timer says, as on a real clock.
+	stepTo := func(at time.Time) time.Time {
+		for {
+			dl, n := loopTimer()
+			now := r.clock.Now()
+			if !now.Before(at) {
+				return time.Now()
+			}
+			if !dl.After(now) { // fired: the loop is busy until it arms the next
+				if os.Getenv("CABINET_BENCH_DEBUG") != "" {
+					fmt.Fprintf(os.Stderr, "clock %s: loop timer %s (#%d) fired, waiting\n", now.Format("15:04:05.000"), dl.Format("15:04:05.000"), n)
+				}
+				awaitRearm(n)
+				continue
+			}
+			reached := time.Now()
+			if os.Getenv("CABINET_BENCH_DEBUG") != "" {
+				fmt.Fprintf(os.Stderr, "%s clock %s: loop timer %s (#%d), to %s\n", time.Now().Format("05.000"), now.Format("15:04:05.000"), dl.Format("15:04:05.000"), n, at.Format("15:04:05.000"))
+			}
+			to := at
+			if dl.Before(at) {
+				to = dl
+			}
+			r.clock.Advance(to.Sub(now))
+			if dl.After(at) {
+				return reached
+			}
+			awaitRearm(n)
+			if !dl.Before(at) {
+				return reached
+			}
+		}
+	}
+	// stepUntil moves the clock on, timer by timer, until cond holds.
+	stepUntil := func(what string, cond func() bool) {
+		for !cond() {
+			dl, _ := loopTimer()
+			stepTo(dl)
+			if cond() {
+				return
+			}
+			if dl, _ := loopTimer(); !dl.After(r.clock.Now()) {
+				cabinettest.Await(b, what, nil, cond)
+			}
+		}
+	}
+	count := func(text string) int {
+		n := 0
+		for _, m := range r.cab.RetroArch.Snapshot().Messages {
+			if strings.Contains(m, text) {
+				n++
+			}
+		}
+		return n
+	}
+	var warnFake, warnReal, quitFake, quitReal []time.Duration
+	for i := 0; i < runs; i++ {
+		if i > 0 {
+			if _, err := r.d.household.Grant(3, "benchmark"); err != nil {
+				b.Fatal(err)
+			}
+		}
+		seen := count("1 minute of play left today")
+		r.play(i % len(r.cab.Library.Games("nes")))
+		var st = r.d.household.Status()
+		cabinettest.Await(b, "the game counted", r.d.eng.appliedCh, func() bool {
+			st = r.d.household.Status()
+			return st.Playing && st.Remaining > time.Minute+10*time.Second
+		})
+		point := r.clock.Now().Add(st.Remaining - time.Minute)
+		limit := r.clock.Now().Add(st.Remaining)
+		reached := stepTo(point)
+		warned := func() bool { return count("1 minute of play left today") > seen }
+		stepUntil("the warning over the game", warned)
+		cabinettest.Await(b, "the warning over the game", nil, warned)
+		warnReal = append(warnReal, time.Since(reached))
+		warnFake = append(warnFake, r.clock.Now().Sub(point))
+		reached = stepTo(limit)
+		quit := func() bool { _, running := r.cab.ES.Running(); return !running }
+		// Stepped until the loop decides (its timer may fall just after the
+		// limit), then real time only: the quit itself is ES's.
+		stepUntil("the limit", func() bool {
+			v, _ := r.broker.Retained(r.settings.StateTopic(haentities.LimitState))
+			return string(v) == string(household.StateTimeUp) // the loop's own
+		})
+		cabinettest.Await(b, "the game quit", nil, quit)
+		quitReal = append(quitReal, time.Since(reached))
+		quitFake = append(quitFake, r.clock.Now().Sub(limit))
+		r.ended()
+	}
+	// The floors, on the same rig, with time to play.
+	if _, err := r.d.household.Grant(120, "benchmark"); err != nil {
+		b.Fatal(err)
+	}
+	var showFloor, quitFloor []time.Duration
+	srv := r.d.mcpServer(false)
+	for i := 0; i < runs; i++ {
+		// ES alone (the rules' loop is not involved in the floors).
+		g := r.cab.Library.Games("nes")[i%len(r.cab.Library.Games("nes"))]
+		cabinettest.Await(b, "ES launching "+g.Name, nil, func() bool { return r.cab.ES.Launch("nes", g.ID) == nil })
+		waitRA(b, r.cab.RetroArch, "game loaded", func(s fakeretroarch.Snapshot) bool { return s.Loaded && s.Listening })
+		r.clock.Advance(10 * time.Second) // the quit tool's rate limit gives a token every 5 s
+		text := fmt.Sprintf("floor %d", i)
+		start := time.Now()
+		if err := r.d.links().RetroArch.ShowMessage(context.Background(), text); err != nil {
+			b.Fatal(err)
+		}
+		cabinettest.Await(b, "the floor's message", nil, func() bool {
+			return slices.Contains(r.cab.RetroArch.Snapshot().Messages, text)
+		})
+		showFloor = append(showFloor, time.Since(start))
+		start = time.Now()
+		if _, err := srv.Call(context.Background(), "batocera_quit_game", map[string]any{}); err != nil {
+			b.Fatal(err)
+		}
+		cabinettest.Await(b, "the floor's quit", nil, func() bool { _, running := r.cab.ES.Running(); return !running })
+		quitFloor = append(quitFloor, time.Since(start))
+	}
+	p95 := func(ds []time.Duration) time.Duration {
+		s := slices.Clone(ds)
+		slices.Sort(s)
+		return s[(len(s)*95+99)/100-1]
+	}
+	med := func(ds []time.Duration) time.Duration {
+		s := slices.Clone(ds)
+		slices.Sort(s)
+		return s[len(s)/2]
+	}
+	verdict := func(ok bool, target string) string {
+		if ok {
+			return "ok: " + target
+		}
+		return "MISSED: " + target
+	}
+	var out strings.Builder
+	fmt.Fprintf(&out, "\nplay-time rules, %d games on the fake clock (simulated ES and RetroArch on sockets)\n", runs)
+	fmt.Fprintf(&out, "  %-46s %10s %10s %s\n", "", "median", "p95", "")
+	row := func(name string, ds []time.Duration, note string) {
+		fmt.Fprintf(&out, "  %-46s %10v %10v %s\n", name, med(ds).Round(time.Microsecond), p95(ds).Round(time.Microsecond), note)
+	}
+	row("warning: late on the fake clock", warnFake, "")
+	row("warning: real time, point -> over the game", warnReal, verdict(p95(warnFake)+p95(warnReal) <= time.Second, "p95 within 1 s"))
+	row("floor: SHOW_MSG straight to RetroArch", showFloor, "")
+	row("quit: late on the fake clock", quitFake, "")
+	row("quit: real time, limit -> gone from ES", quitReal, verdict(p95(quitFake)+p95(quitReal) <= 2*time.Second, "p95 within 2 s"))
+	row("floor: batocera_quit_game", quitFloor, "")
+	b.ReportMetric(float64(p95(warnReal))/float64(time.Millisecond), "warn_p95_ms")
+	b.ReportMetric(float64(p95(quitReal))/float64(time.Millisecond), "quit_p95_ms")
+	fmt.Print(out.String())
+}
