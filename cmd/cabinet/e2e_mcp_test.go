@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -46,7 +47,14 @@ var wantTools = []string{"batocera_adjust_volume", "batocera_change_save_slot", 
 	"batocera_quit_game", "batocera_reload_games", "batocera_reset_game", "batocera_save_state",
 	"batocera_show_message", "batocera_take_screenshot"}
 
-func checkListing(t *testing.T, rep cabinettest.MCPReport) {
+// wantDaemonTools adds what only the daemon has: the play-time rules' tools.
+var wantDaemonTools = func() []string {
+	ts := append(slices.Clone(wantTools), "batocera_get_limits", "batocera_grant_time", "batocera_pause_play", "batocera_set_limits")
+	slices.Sort(ts)
+	return ts
+}()
+
+func checkListing(t *testing.T, rep cabinettest.MCPReport, wantTools []string) {
 	t.Helper()
 	if !rep.OK || rep.ProtocolVersion != "2025-11-25" || len(rep.Warnings) != 0 {
 		t.Fatalf("list: ok %v, protocol %q, warnings %v, error %+v", rep.OK, rep.ProtocolVersion, rep.Warnings, rep.Error)
@@ -87,7 +95,7 @@ func TestMCPCheckStdio(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("list: exit %d, error %+v\nstderr: %s", code, list.Error, stderr)
 	}
-	checkListing(t, list)
+	checkListing(t, list, wantTools)
 
 	found := callTool(t, check, env, target, "batocera_find_games", map[string]any{"query": "sonic hedgehog", "limit": 1})
 	games, _ := found.Call.Result.StructuredContent["games"].([]any)
@@ -164,7 +172,7 @@ func TestMCPCheckHTTP(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("list over HTTP: exit %d, error %+v\nstderr: %s", code, list.Error, stderr)
 	}
-	checkListing(t, list)
+	checkListing(t, list, wantDaemonTools)
 	found := callTool(t, check, env, auth, "batocera_find_games", map[string]any{"query": "zelda", "limit": 1})
 	if games, _ := found.Call.Result.StructuredContent["games"].([]any); len(games) != 1 || games[0].(map[string]any)["name"] != "The Legend of Zelda" {
 		t.Errorf("find over HTTP: got %v", found.Call.Result.StructuredContent)
