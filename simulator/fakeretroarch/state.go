@@ -33,6 +33,7 @@ type record struct {
 	datagrams, dropped                          int
 	resets, quits, screenshotsTaken             int
 	statesSaved, statesLoaded, stateLoadFailure int
+	messagesShown                               int
 	screenshots, states                         []string
 	messages, commands, unrecognized            []string
 	lastError                                   string
@@ -66,6 +67,7 @@ type Snapshot struct {
 	StateFiles         []string // paths SAVE_STATE wrote, oldest first
 	Screenshots        []string // paths SCREENSHOT wrote, oldest first
 	Messages           []string // SHOW_MSG texts, oldest first (each list keeps the last 64)
+	MessagesShown      int      // SHOW_MSG texts over the server's life
 	Commands           []string // recognized commands as received, oldest first
 	Unrecognized       []string // what RetroArch would log as unrecognized
 	LastError          string   // last file error (missing folder...)
@@ -86,7 +88,7 @@ func (s *Server) snapshotLocked() Snapshot {
 		Paused: s.st.paused, Slot: s.st.slot, VolumeDB: s.st.volumeDB, Muted: s.st.muted,
 		Datagrams: r.datagrams, Dropped: r.dropped, Resets: r.resets, Quits: r.quits,
 		StatesSaved: r.statesSaved, StatesLoaded: r.statesLoaded, StateLoadFailures: r.stateLoadFailure,
-		StateFiles: clone(r.states), Screenshots: clone(r.screenshots), Messages: clone(r.messages),
+		StateFiles: clone(r.states), Screenshots: clone(r.screenshots), Messages: clone(r.messages), MessagesShown: r.messagesShown,
 		Commands: clone(r.commands), Unrecognized: clone(r.unrecognized), LastError: r.lastError,
 	}
 }

@@ -152,6 +152,7 @@ func (s *Server) answerLocked(name, arg string) string {
 		return "GET_CONFIG_PARAM " + arg + " " + s.configValue(arg)
 	case "SHOW_MSG":
 		s.rec.add(&s.rec.messages, arg)
+		s.rec.messagesShown++
 	}
 	// SET_SHADER and the core memory commands are recognized but not
 	// emulated: Cabinet never sends them. The real ones reply to READ_*.
