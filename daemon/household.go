@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -267,8 +266,8 @@ func (d *Daemon) writeSettings(ctx context.Context, values map[string]string) er
 	}
 	d.writing.Lock()
 	defer d.writing.Unlock()
-	data, err := batoconf.ReadFile(file)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	data, err := batoconf.ReadFile(file) // a missing file reads as empty
+	if err != nil {
 		return err
 	}
 	out, err := batoconf.Set(data, kvs...)

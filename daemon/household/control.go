@@ -16,16 +16,26 @@ func (e *Enforcer) Status() Status {
 	loc := e.loc()
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.load()
-	return e.statusLocked(rules, e.moment(), loc)
+	m, l := e.current(loc)
+	return statusOf(rules, l, m, loc)
 }
 
-// statusLocked evaluates the ledger at m (e.mu held), without writing it.
-func (e *Enforcer) statusLocked(rules Rules, m playday.Moment, loc *time.Location) Status {
+// current is the ledger brought to now: a copy, observed at m (e.mu held).
+func (e *Enforcer) current(loc *time.Location) (playday.Moment, Ledger) {
+	e.load()
+	m := e.moment()
 	l := e.ledger.clone()
 	l.Play = playday.Observe(l.Play, m, loc)
+	return m, l
+}
+
+// statusOf evaluates l (observed at m) with its game counted up to m,
+// leaving l and its game as they are.
+func statusOf(rules Rules, l Ledger, m playday.Moment, loc *time.Location) Status {
 	var span *playday.Span
-	if g := l.Game; g != nil && g.BootID == m.BootID {
+	if l.Game != nil && l.Game.BootID == m.BootID {
+		g := *l.Game
+		l.Game = &g
 		span = g.count(&l, m, loc)
 	}
 	return Evaluate(rules, l, m, span, loc)
@@ -37,10 +47,7 @@ func (e *Enforcer) change(fn func(l *Ledger) error) (Status, error) {
 	rules := e.Rules()
 	loc := e.loc()
 	e.mu.Lock()
-	e.load()
-	m := e.moment()
-	l := e.ledger.clone()
-	l.Play = playday.Observe(l.Play, m, loc)
+	m, l := e.current(loc)
 	if err := fn(&l); err != nil {
 		e.mu.Unlock()
 		return Status{}, err
@@ -49,7 +56,7 @@ func (e *Enforcer) change(fn func(l *Ledger) error) (Status, error) {
 		e.mu.Unlock()
 		return Status{}, fmt.Errorf("the change could not be written to the cabinet's store (is /userdata full?): %w", err)
 	}
-	st := e.statusLocked(rules, m, loc)
+	st := statusOf(rules, l, m, loc)
 	e.mu.Unlock()
 	e.kick()
 	return st, nil

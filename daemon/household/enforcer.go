@@ -238,10 +238,7 @@ func (e *Enforcer) step(ctx context.Context) time.Duration {
 	run := e.Running()
 	loc := e.loc()
 	e.mu.Lock()
-	e.load()
-	m := e.moment()
-	l := e.ledger.clone()
-	l.Play = playday.Observe(l.Play, m, loc)
+	m, l := e.current(loc)
 	newGame := false
 	var before Status // the rules just before a new game
 	g := l.Game

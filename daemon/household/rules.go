@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -148,13 +149,21 @@ func rule(name string) (string, error) {
 		}
 		r = rest
 	}
-	for _, k := range Keys() {
-		if k.Name == Prefix+r {
-			return r, nil
-		}
+	if keyNames()[Prefix+r] {
+		return r, nil
 	}
 	return "", fmt.Errorf("%w: %q", ErrKey, name)
 }
+
+// keyNames is the set of Keys' names, built once, at first use: the
+// configuration checks every key on every hook's start.
+var keyNames = sync.OnceValue(func() map[string]bool {
+	names := map[string]bool{}
+	for _, k := range Keys() {
+		names[k.Name] = true
+	}
+	return names
+})
 
 // ProfileName reports whether p can name a profile: 1 to 32 of [a-z0-9_].
 func ProfileName(p string) bool {
