@@ -65,11 +65,17 @@ func (in *Instance) Done() <-chan struct{} { return in.done }
 // SIGTERM to retroarch itself, so dbus-run-session sees its child exit, stops
 // its dbus-daemon and reaps both (killing the leader first would orphan them
 // as zombies); after a grace period it SIGKILLs the group. Safe to call more
-// than once.
+// than once, and after QUIT. RetroArch ends its content on SIGTERM as on
+// QUIT, so it writes the battery save (SRMPath) then too.
 func (in *Instance) Stop() error {
 	in.stopOnce.Do(func() {
 		if in.cmd == nil || in.cmd.Process == nil {
 			return
+		}
+		select {
+		case <-in.done: // exited (QUIT): its group id may be another's by now
+			return
+		default:
 		}
 		leader := in.cmd.Process.Pid
 		children := childPIDs(leader)
@@ -164,4 +170,109 @@ func FreeUDPPort() (int, error) {
 		}
 	}
 	return 0, errors.New("free udp port: none found")
+}
+
+// replyWait is how long Command waits for an answer before it sends its
+// command again: RetroArch answers from its main loop, within a frame or
+// two, and a datagram can be lost.
+const replyWait = 500 * time.Millisecond
+
+// Command sends a query command (VERSION, GET_STATUS, READ_CORE_RAM …) to
+// RetroArch's command port and returns its first reply, sending it again
+// each time no reply comes within half a second, until ctx ends or
+// RetroArch exits. Only for commands that are safe to repeat.
+func (in *Instance) Command(ctx context.Context, cmd string) (string, error) {
+	conn, err := net.Dial("udp", in.Addr)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetReadDeadline(time.Now()) })
+	defer stop()
+	buf := make([]byte, 64*1024)
+	for {
+		select {
+		case <-in.done:
+			return "", fmt.Errorf("%s: retroarch exited", cmd)
+		default:
+		}
+		if ctx.Err() != nil {
+			return "", fmt.Errorf("%s: no reply from %s: %w", cmd, in.Addr, ctx.Err())
+		}
+		if _, err := conn.Write([]byte(cmd)); err != nil {
+			pause(ctx, in.done, probeInterval)
+			continue
+		}
+		_ = conn.SetReadDeadline(time.Now().Add(replyWait))
+		if ctx.Err() != nil { // AfterFunc may have run before this deadline replaced its own
+			continue
+		}
+		n, err := conn.Read(buf)
+		if err == nil {
+			return string(buf[:n]), nil
+		}
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			// Not listening (yet, or any more): refusal comes back at once.
+			pause(ctx, in.done, probeInterval)
+		}
+	}
+}
+
+// ReadCoreRAM asks RetroArch for n bytes of the core's memory at addr
+// (`READ_CORE_RAM <addr hex> <n>`) and returns them. 1.14 reads through
+// its achievements memory map, which for Nestopia puts the 2 KiB of system
+// RAM at $0000 and the cartridge's battery RAM, if any, after it
+// (SRAMCoreRAMAddr); elsewhere, and until the core's memory is registered
+// after the first frames, RetroArch answers -1, an error here.
+func (in *Instance) ReadCoreRAM(ctx context.Context, addr uint32, n int) ([]byte, error) {
+	cmd := fmt.Sprintf("READ_CORE_RAM %x %d", addr, n)
+	reply, err := in.Command(ctx, cmd)
+	if err != nil {
+		return nil, err
+	}
+	f := strings.Fields(reply)
+	if len(f) < 3 || f[0] != "READ_CORE_RAM" || f[1] != fmt.Sprintf("%x", addr) {
+		return nil, fmt.Errorf("%s: unexpected reply %q", cmd, reply)
+	}
+	if f[2] == "-1" {
+		return nil, fmt.Errorf("%s: RetroArch answered -1 (address not mapped, or no core memory yet)", cmd)
+	}
+	if len(f)-2 != n {
+		return nil, fmt.Errorf("%s: %d bytes in reply %q", cmd, len(f)-2, reply)
+	}
+	out := make([]byte, n)
+	for i, h := range f[2:] {
+		b, err := strconv.ParseUint(h, 16, 8)
+		if err != nil {
+			return nil, fmt.Errorf("%s: reply %q: %w", cmd, reply, err)
+		}
+		out[i] = byte(b)
+	}
+	return out, nil
+}
+
+// Quit sends QUIT and waits until RetroArch has exited, sending it again
+// while RetroArch still runs; on the way out RetroArch unloads the content
+// and so writes its battery save (SRMPath). quit_press_twice is off, so one
+// QUIT is enough. When ctx ends first, Quit returns its error and the caller
+// still owes Stop.
+func (in *Instance) Quit(ctx context.Context) error {
+	conn, err := net.Dial("udp", in.Addr)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	for {
+		_, _ = conn.Write([]byte("QUIT"))
+		t := time.NewTimer(replyWait)
+		select {
+		case <-in.done:
+			t.Stop()
+			return nil
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("QUIT: retroarch still running: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
 }

@@ -1,8 +1,9 @@
 // Package realretroarch starts the real RetroArch (Debian's 1.14 build with the
 // Nestopia core) headless on loopback, so tests can hold Cabinet's RetroArch
-// client and the fake RetroArch to the genuine article. It writes its own stub
-// NES ROM and configuration into a caller-owned directory and never touches the
-// user's RetroArch setup. It is production-safe (no testing import); the
+// client and the fake RetroArch to the genuine article. It writes its own
+// generated NES ROM (StubROM, or BatteryROM for a battery save) and
+// configuration into a caller-owned directory and never touches the user's
+// RetroArch setup. It is production-safe (no testing import); the
 // test-side glue lives in simulator/testpeers/peertest.
 package realretroarch
 

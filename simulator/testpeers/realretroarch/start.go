@@ -37,6 +37,9 @@ type Options struct {
 	// ROMName is the stem of the ROM file (default "stub"); GET_STATUS reports it
 	// as the game and SAVE_STATE names the state file after it.
 	ROMName string
+	// ROM is the iNES image to run (BatteryROM, say); nil runs StubROM. It is
+	// written to Dir as ROMName+".nes", and Instance.CRC32 is its CRC32.
+	ROM []byte
 	// Contentless starts RetroArch without a core or content, so GET_STATUS
 	// answers CONTENTLESS.
 	Contentless bool
@@ -63,7 +66,7 @@ type Instance struct {
 	Core          string
 	SavestateDir  string
 	ScreenshotDir string
-	SavefileDir   string
+	SavefileDir   string // where RetroArch reads and writes the battery save (SRMPath)
 	SystemDir     string
 
 	cmd      *exec.Cmd
@@ -71,7 +74,7 @@ type Instance struct {
 	stopOnce sync.Once
 }
 
-// Start writes the stub ROM and a headless config into opts.Dir, starts
+// Start writes the ROM (Options.ROM, else the stub) and a headless config into opts.Dir, starts
 // `dbus-run-session -- retroarch --config F -L CORE ROM` in its own process
 // group and waits until VERSION answers or ctx ends (20 s without a deadline).
 // The caller must call Stop.
@@ -131,7 +134,10 @@ func prepare(peer peer, opts Options) (*Instance, error) {
 		}
 	}
 	if !opts.Contentless {
-		rom := StubROM()
+		rom := opts.ROM
+		if rom == nil {
+			rom = StubROM()
+		}
 		in.ROMPath = filepath.Join(opts.Dir, opts.ROMName+".nes")
 		in.CRC32 = crc32.ChecksumIEEE(rom)
 		if err := os.WriteFile(in.ROMPath, rom, 0o644); err != nil {
@@ -152,6 +158,14 @@ func prepare(peer peer, opts Options) (*Instance, error) {
 		}
 	}
 	return in, nil
+}
+
+// SRMPath is where RetroArch keeps the content's battery save: it loads it
+// when it starts the content and writes it when it unloads it (QUIT, or
+// Stop's SIGTERM). The save folder is flat: the config turns off sorting by
+// core and by content.
+func (in *Instance) SRMPath() string {
+	return filepath.Join(in.SavefileDir, in.ROMBasename+".srm")
 }
 
 func (in *Instance) home() string  { return filepath.Join(filepath.Dir(in.ConfigPath), "home") }
@@ -184,6 +198,9 @@ func (in *Instance) config(peer peer, opts Options) string {
 		{"sort_savestates_by_content_enable", "false"},
 		{"sort_screenshots_by_content_enable", "false"},
 		{"screenshots_in_content_dir", "false"},
+		// 1.14's default: the battery save is written only when the content
+		// is unloaded (QUIT, SIGTERM), not every N seconds while it runs.
+		{"autosave_interval", "0"},
 		// Otherwise 1.14 writes core_info.cache into the system info directory.
 		{"core_info_cache_enable", "false"},
 		// Null video never blocks on vsync; this paces the loop at the core's
