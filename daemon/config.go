@@ -6,6 +6,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/cfaccess"
 	"github.com/batocera-cabinet/cabinet/daemon/household"
 	"github.com/batocera-cabinet/cabinet/daemon/library/rommreport"
+	"github.com/batocera-cabinet/cabinet/daemon/library/savesync"
 	"github.com/batocera-cabinet/cabinet/daemon/links"
 	"github.com/batocera-cabinet/cabinet/haentities/mqttlink"
 	"github.com/batocera-cabinet/cabinet/hook/journal"
@@ -41,6 +42,8 @@ type Config struct {
 	RomM rommreport.Config
 	// Household is the play-time rules (cabinet.household.*).
 	Household household.Rules
+	// SaveSync is the syncing of the games' saves with RomM (cabinet.romm.sync_*).
+	SaveSync savesync.Config
 }
 
 // HTTP is MCP over Streamable HTTP.

@@ -109,6 +109,9 @@ type Daemon struct {
 	// rommWake wakes the RomM reporter when its configuration changes
 	// (paired again, unpaired).
 	rommWake chan struct{}
+	// saveWake wakes the save sync when its configuration changes; saves is the sync.
+	saveWake chan struct{}
+	saves    *saveSync
 	// requestsWake wakes the library request follower when a request is
 	// added or changed.
 	requestsWake chan struct{}
@@ -149,7 +152,7 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	d := &Daemon{opts: opts, clock: opts.Clock, cfg: &l.Config, started: opts.Clock.Now(), level: newLevelGate(opts.LogOut, l.Config.LogLevel),
-		rommWake: make(chan struct{}, 1), requestsWake: make(chan struct{}, 1)}
+		rommWake: make(chan struct{}, 1), requestsWake: make(chan struct{}, 1), saveWake: make(chan struct{}, 1)}
 	d.log = zerolog.New(d.level).Level(zerolog.TraceLevel).With().Timestamp().Int("pid", os.Getpid()).Str("cmd", "serve").Logger()
 	if opts.Redactor != nil {
 		opts.Redactor.SetSecrets(l.Config.Secrets)
@@ -189,6 +192,7 @@ func Run(ctx context.Context, opts Options) error {
 	d.sys = d.newSystem(cfg.System, cfg.Rules.Settings.Has)
 	d.power = &sensors.PowerState{Host: sensorHost{d}, Clock: d.clock, Log: d.log}
 	d.household = d.newEnforcer()
+	d.saves = newSaveSync(d)
 	defer d.eng.stop()
 	if lg != nil {
 		d.intake = newHookIntake(lg, d.eng, d.clock, d.log)
@@ -273,6 +277,7 @@ func Run(ctx context.Context, opts Options) error {
 			Now: d.opts.Now, Synced: d.clockSynced}).Run},
 		{"household", d.household.Run},
 		{"romm-report", d.reportRomM},
+		{"save-sync", d.saves.run},
 		{"installs", d.keepInstalls},
 		{"requests", d.followRequests},
 	}

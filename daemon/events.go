@@ -52,6 +52,7 @@ func (d *Daemon) afterEvent(k journal.Keyed) {
 	if ev.Kind == tracker.KindGameEnd {
 		d.invalidateGames() // play counts and last played moved
 	}
+	d.saves.followed(ev)
 }
 
 // emitWatcher records an event the /runningGame watcher saw, like a

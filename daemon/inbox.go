@@ -210,6 +210,7 @@ func (r *inboxReader) keepInMemory(ev tracker.Event) bool {
 	if ev.Kind != tracker.KindGameSelected && ev.Kind != tracker.KindSystemSelected {
 		return false
 	}
+	r.d.saves.selected(ev)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.selected = ev

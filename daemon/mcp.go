@@ -35,12 +35,12 @@ type mcpSet struct {
 
 // buildLinks builds the links of cfg and the MCP servers over them, and puts them in force.
 func (d *Daemon) buildLinks(cfg *Config) error {
-	l, err := links.Build(cfg.Tools, install.Kept{DB: d.eng.store()}, d.clock)
+	l, err := links.Build(cfg.Tools, notifyingInstalls{install.Kept{DB: d.eng.store()}, d.saves}, d.clock)
 	if err != nil {
 		return err
 	}
 	extra := tools.Deps{History: history{d.eng.store()}, Requests: wakingRequests{requests.Kept{DB: d.eng.store()}, d.requestsWake},
-		Clock: d.clock, Daemon: d, Household: householdControls{d}}
+		Clock: d.clock, Daemon: d, Household: householdControls{d}, SaveSync: d.saves}
 	normal, err := l.Tools(d.opts.Version, false, extra)
 	if err != nil {
 		return err
@@ -184,4 +184,22 @@ func (s StoreInstalls) Installs() (all []install.Install, err error) {
 // DeleteInstall implements install.Records.
 func (s StoreInstalls) DeleteInstall(path string) error {
 	return s.with(func(st *store.Store) error { return install.Kept{DB: st}.DeleteInstall(path) })
+}
+
+// notifyingInstalls keeps the install records and tells the save sync of each: a game installed
+// from RomM brings RomM's save with it.
+type notifyingInstalls struct {
+	install.Kept
+	saves *saveSync
+}
+
+// PutInstall implements install.Records.
+func (n notifyingInstalls) PutInstall(in install.Install) error {
+	if err := n.Kept.PutInstall(in); err != nil {
+		return err
+	}
+	if n.saves != nil {
+		n.saves.installed(in)
+	}
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/daemon/household"
 	"github.com/batocera-cabinet/cabinet/daemon/library/rommreport"
+	"github.com/batocera-cabinet/cabinet/daemon/library/savesync"
 	"github.com/batocera-cabinet/cabinet/hook/store"
 )
 
@@ -35,6 +36,8 @@ type Status struct {
 	PendingRequests int `json:"pending_requests,omitempty"`
 	// Household is the play-time rules and today's budget.
 	Household *household.Report `json:"household,omitempty"`
+	// SaveSync is the save sync with RomM.
+	SaveSync *savesync.Status `json:"save_sync,omitempty"`
 }
 
 // RomMStatus counts the sessions logged since reporting began, by their
@@ -90,6 +93,10 @@ func (d *Daemon) FullStatus() Status {
 	st := d.Status()
 	if r, err := (householdControls{d}).Report(context.Background()); err == nil {
 		st.Household = &r
+	}
+	if d.saves != nil {
+		ss := d.saves.Status()
+		st.SaveSync = &ss
 	}
 	return st
 }

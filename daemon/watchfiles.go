@@ -176,6 +176,12 @@ func (d *Daemon) reload(ctx context.Context) {
 		default:
 		}
 	}
+	if !reflect.DeepEqual(old.SaveSync, cfg.SaveSync) {
+		select {
+		case d.saveWake <- struct{}{}:
+		default:
+		}
+	}
 	if ch.http || ch.layout {
 		d.log.Warn().Msg("cabinet.mcp.listen, allowed_hosts, allowed_origins, the TLS and Cloudflare Access keys (cabinet.mcp.tls*, cabinet.mcp.cf_access.*), cabinet.state_dir and cabinet.paths.root apply at the next restart of cabinet serve")
 	}

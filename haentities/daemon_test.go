@@ -18,7 +18,7 @@ var allSources = Sources{CPUTemperature: true, Audio: true, Controllers: true, U
 func daemonSettings() Settings {
 	s := goldenSettings()
 	s.Daemon, s.Controls, s.Power, s.Has, s.MAC = true, true, true, allSources, "b8:27:eb:12:34:56"
-	s.Household, s.LimitsOn = true, true
+	s.Household, s.LimitsOn, s.SaveSync = true, true, true
 	return s
 }
 
@@ -94,32 +94,35 @@ func TestDiscoverySets(t *testing.T) {
 	pwr := []string{RestartES, Reboot, Shutdown}
 	hh := []string{Limits, DailyLimit, TimeLeftToday, LimitState, ExtraTime, ExtraTime30, ExtraTime60, PausePlay, LimitEvent}
 	limits := []string{TimeLeftToday, LimitState, LimitEvent} // what a parent reads
+	saves := []string{SaveSyncKey, SaveProblemKey}
 	cat := func(parts ...[]string) []string { return slices.Concat(parts...) }
 	tests := []struct {
 		name              string
 		daemon, ctrl, pow bool
 		household, lim    bool
+		saveSync          bool
 		has               Sources
 		noVersion         bool
 		want, wantKept    []string
 	}{
-		{"hook", false, false, false, false, false, allSources, false, play, cat(diag, sys, ctl, pwr, hh)},
-		{"hook with everything on", false, true, true, true, true, allSources, false, play, cat(diag, sys, ctl, pwr, hh)},
-		{"daemon", true, false, false, false, false, allSources, false, cat(play, diag, sys), nil},
-		{"daemon with controls", true, true, false, false, false, allSources, false, cat(play, diag, sys, ctl), nil},
-		{"daemon with power", true, false, true, false, false, allSources, false, cat(play, diag, sys, pwr), nil},
-		{"daemon with household controls", true, false, false, true, false, allSources, false, cat(play, diag, sys, hh), nil},
-		{"daemon with limits on only", true, false, false, false, true, allSources, false, cat(play, diag, sys, limits), nil},
-		{"daemon with everything", true, true, true, true, true, allSources, false, cat(play, diag, sys, ctl, pwr, hh), nil},
+		{"hook", false, false, false, false, false, false, allSources, false, play, cat(diag, sys, ctl, pwr, hh, saves)},
+		{"hook with everything on", false, true, true, true, true, true, allSources, false, play, cat(diag, sys, ctl, pwr, hh, saves)},
+		{"daemon", true, false, false, false, false, false, allSources, false, cat(play, diag, sys), nil},
+		{"daemon with controls", true, true, false, false, false, false, allSources, false, cat(play, diag, sys, ctl), nil},
+		{"daemon with power", true, false, true, false, false, false, allSources, false, cat(play, diag, sys, pwr), nil},
+		{"daemon with household controls", true, false, false, true, false, false, allSources, false, cat(play, diag, sys, hh), nil},
+		{"daemon with limits on only", true, false, false, false, true, false, allSources, false, cat(play, diag, sys, limits), nil},
+		{"daemon with save sync", true, false, false, false, false, true, allSources, false, cat(play, diag, sys, saves), nil},
+		{"daemon with everything", true, true, true, true, true, true, allSources, false, cat(play, diag, sys, ctl, pwr, hh, saves), nil},
 		// No dead entities: what the cabinet lacks is not announced (power state always is).
-		{"daemon on a bare machine", true, false, false, false, false, Sources{}, true, cat(play, bareDiag, []string{PowerState, Artwork, LastScreenshot, PlayTimeToday}), nil},
-		{"update needs the installed version", true, false, false, false, false, Sources{Update: true}, true, cat(play, bareDiag, []string{PowerState, Artwork, LastScreenshot, PlayTimeToday}), nil},
+		{"daemon on a bare machine", true, false, false, false, false, false, Sources{}, true, cat(play, bareDiag, []string{PowerState, Artwork, LastScreenshot, PlayTimeToday}), nil},
+		{"update needs the installed version", true, false, false, false, false, false, Sources{Update: true}, true, cat(play, bareDiag, []string{PowerState, Artwork, LastScreenshot, PlayTimeToday}), nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := goldenSettings()
 			s.Daemon, s.Controls, s.Power, s.Has = tt.daemon, tt.ctrl, tt.pow, tt.has
-			s.Household, s.LimitsOn = tt.household, tt.lim
+			s.Household, s.LimitsOn, s.SaveSync = tt.household, tt.lim, tt.saveSync
 			if tt.noVersion {
 				s.BatoceraVersion = ""
 			}

@@ -55,6 +55,9 @@ type Settings struct {
 	// LimitsOn is cabinet.household.enabled: the daemon announces time_left_today, limit_state and
 	// the limit event (so does Household).
 	LimitsOn bool
+	// SaveSync is cabinet.romm.sync_saves: the daemon announces the save_sync sensor and the
+	// save_problem event.
+	SaveSync bool
 	// MAC is the default route's interface's address, chosen once and kept in the state dir so the
 	// hook and the daemon publish the same device block; "" leaves connections out.
 	MAC string

@@ -33,9 +33,11 @@ func fullCapture() []Message {
 	msgs = append(msgs, systemStates(daemon)...)
 	msgs = append(msgs, householdStates(daemon)...)
 	msgs = append(msgs, householdEvents(daemon)...)
+	msgs = append(msgs, saveSyncStates(daemon)...)
+	msgs = append(msgs, saveProblems(daemon)...)
 	// Other settings publish under their own topics and must pass too.
 	other := Settings{ID: "cab_2", DiscoveryPrefix: "ha", BaseTopic: "arcade/cabinets", Version: "dev", Daemon: true, Controls: true,
-		LimitsOn: true}
+		LimitsOn: true, SaveSync: true}
 	msgs = append(msgs, Discovery(other, goldenNow)...)
 	msgs = append(msgs, States(other, Snapshot{}, goldenNow)...)
 	msgs = append(msgs, DiagnosticStates(other, goldenDiagnostics(), goldenNow)...)
@@ -44,6 +46,8 @@ func fullCapture() []Message {
 	msgs = append(msgs, PlayTimeTodayStates(other, PlayDay{Seconds: 60, Day: "2026-01-02"}, goldenNow)...)
 	msgs = append(msgs, HouseholdStates(other, HouseholdState{LimitMinutes: -1, LeftSeconds: -1}, goldenNow)...)
 	msgs = append(msgs, LimitEventMessage(other, LimitRefused, "Tetris", "bedtime", 0, goldenNow, goldenNow))
+	msgs = append(msgs, SaveSyncStates(other, SaveSyncState{}, goldenNow)...)
+	msgs = append(msgs, SaveProblemMessage(other, SaveProblem{Kind: SaveProblemError, Detail: "RomM is down"}, goldenNow))
 	msgs = append(msgs, SessionStart(other, goldenCurrent(), goldenNow), CabinetEvent(other, CabinetStart, goldenNow, goldenNow))
 	return msgs
 }

@@ -70,6 +70,11 @@ type Options struct {
 	// batocera-audio (Volume, at 70 %) and update check (publishing
 	// Update), and an input device list with one pad (Input).
 	System bool
+	// BatterySaves makes the simulated RetroArch keep a battery save for
+	// every libretro game, as RetroArch does for a cartridge with SRAM:
+	// /userdata/saves/<system>/<ROM stem>.srm, written as the content
+	// unloads (BatterySave), each play changing it.
+	BatterySaves bool
 }
 
 // What Options.System installs.
@@ -103,11 +108,13 @@ type Cabinet struct {
 	rommBytes []byte
 	mu        sync.Mutex
 	quit      chan struct{} // closed when RetroArch receives QUIT
+	// batterySaves: Options.BatterySaves.
+	batterySaves bool
 }
 
 // Start builds the tree and starts the fakes.
 func Start(opts Options) (*Cabinet, error) {
-	c := &Cabinet{Dir: opts.Dir}
+	c := &Cabinet{Dir: opts.Dir, batterySaves: opts.BatterySaves}
 	if c.Dir == "" {
 		d, err := os.MkdirTemp("", "cabinet-sim-")
 		if err != nil {
@@ -345,10 +352,41 @@ func (e emulator) Run(ctx context.Context, g library.Game) (int, error) {
 	case <-quit:
 	}
 	c.RetroArch.Unload()
+	if sys.Libretro && c.batterySaves {
+		if err := c.writeBatterySave(g); err != nil {
+			return 1, fmt.Errorf("write the battery save: %w", err)
+		}
+	}
 	stop, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := c.Configgen.Run(stop, esevents.GameStop, g.System, sys.Emulator, sys.Core, g.Path); err != nil && !errors.Is(err, context.Canceled) {
 		return 0, fmt.Errorf("configgen gameStop: %w", err)
 	}
 	return 0, nil
+}
+
+// BatterySaveSize is the simulated battery save's size (a cartridge's 8 KiB).
+const BatterySaveSize = 8192
+
+// BatterySave is where the simulated RetroArch keeps game g's battery save
+// (Batocera's savefile_directory, /userdata/saves/<system>).
+func (c *Cabinet) BatterySave(system, romPath string) string {
+	return c.Path("/userdata/saves/" + system + "/" + library.Stem(romPath) + ".srm")
+}
+
+// writeBatterySave writes g's save as RetroArch does when content unloads:
+// "SRAM <stem>" at its start, and a play counter at offset 64 that each
+// play increments, so every play changes it.
+func (c *Cabinet) writeBatterySave(g library.Game) error {
+	p := c.BatterySave(g.System, g.Path)
+	b, err := os.ReadFile(p)
+	if err != nil || len(b) != BatterySaveSize {
+		b = make([]byte, BatterySaveSize)
+		copy(b, "SRAM "+library.Stem(g.Path))
+	}
+	b[64]++
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(p, b, 0o644)
 }

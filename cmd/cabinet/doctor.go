@@ -21,6 +21,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/library/platforms"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romarr"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romm"
+	"github.com/batocera-cabinet/cabinet/daemon/library/savesync"
 	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
 	"github.com/batocera-cabinet/cabinet/daemon/tlsconf"
 	"github.com/batocera-cabinet/cabinet/haentities/mqttlink"
@@ -88,6 +89,7 @@ func doctorEnv(l *config.Loaded) (doctor.Env, error) {
 		MCP:                doctorMCP(cfg),
 		Extra:              []doctor.Check{{Name: "daemon", Run: daemonSt.check}},
 		PlayTime:           doctor.PlayTimeEnv{Rules: householdRules(cfg), Daemon: daemonSt.household},
+		SaveSync:           doctor.SaveSyncEnv{Config: saveSync(cfg), Daemon: daemonSt.saveSync},
 	}
 	// Under a fake root (the simulator, tests) this machine's firewall is
 	// not the cabinet's: leave the port unchecked.
@@ -279,6 +281,15 @@ func (s *daemonStatus) household(ctx context.Context) (*household.Report, error)
 		return nil, err
 	}
 	return st.Household, nil
+}
+
+// saveSync is the save sync's status (nil: the daemon has none yet).
+func (s *daemonStatus) saveSync(ctx context.Context) (*savesync.Status, error) {
+	st, err := s.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return st.SaveSync, nil
 }
 
 // check reports from the daemon's status: whether it runs, its MQTT link,

@@ -114,6 +114,7 @@ screen, to approve at <RomM>/pair/device, and waits (up to the code's 10 minutes
 approved, denied or expired. With --code it trades a pair code from RomM 4.8 or later (Profile →
 Client tokens → Pair; valid 60 s) instead. The cabinet registers itself as a RomM device.`, &sets)
 	code := fs.String("code", "", "pair with this 8-character code from RomM (Profile → Client tokens → Pair)")
+	syncSaves := fs.Bool("sync-saves", false, "also ask for RomM's assets.read and assets.write, which syncing the games' saves needs (cabinet.romm.sync_saves)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -136,6 +137,9 @@ Client tokens → Pair; valid 60 s) instead. The cabinet registers itself as a R
 		return err
 	}
 	opts.Out = c.env.Stdout
+	if *syncSaves {
+		opts.Scopes = pairing.SyncScopes()
+	}
 	if old, err := opts.Store.Load(); err == nil {
 		fmt.Fprintf(c.env.Stdout, "The cabinet is already paired with %s (since %s); a new pairing replaces it.\n",
 			old.URL, old.PairedAt.Local().Format("2006-01-02 15:04"))
@@ -155,10 +159,17 @@ Client tokens → Pair; valid 60 s) instead. The cabinet registers itself as a R
 		fmt.Fprintf(w, " as device %s", p.DeviceID)
 	}
 	fmt.Fprintf(w, ".\nScopes: %s\n", scopeList(p.Scopes))
-	if missing := missingScopes(p.Scopes); len(missing) > 0 && p.Scopes != nil {
+	asked := opts.Scopes
+	if asked == nil {
+		asked = pairing.Scopes()
+	}
+	if missing := missingScopes(asked, p.Scopes); len(missing) > 0 && p.Scopes != nil {
 		fmt.Fprintf(w, "RomM granted fewer scopes than asked for: without %s the features that need them stay off.\n", strings.Join(missing, ", "))
 	}
 	fmt.Fprintf(w, "The token is kept in %s (mode 0600).\n", opts.Store.TokenPath())
+	if cfg.RomM.SyncSaves && !pairing.CanSyncSaves(p.Scopes) {
+		fmt.Fprintln(w, "cabinet.romm.sync_saves is on, but this pairing cannot sync saves: run `cabinet romm pair --sync-saves`.")
+	}
 	return nil
 }
 
@@ -221,9 +232,9 @@ func scopeList(s []string) string {
 }
 
 // missingScopes are the requested scopes RomM did not grant.
-func missingScopes(granted []string) []string {
+func missingScopes(asked, granted []string) []string {
 	var out []string
-	for _, s := range pairing.Scopes() {
+	for _, s := range asked {
 		if !slices.Contains(granted, s) {
 			out = append(out, s)
 		}

@@ -7,7 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/batocera-cabinet/cabinet/daemon/library/pairing"
 	"github.com/batocera-cabinet/cabinet/daemon/library/rommreport"
+	"github.com/batocera-cabinet/cabinet/daemon/library/savesync"
 	"github.com/batocera-cabinet/cabinet/daemon/links"
 	"github.com/batocera-cabinet/cabinet/daemon/osupdate"
 	"github.com/batocera-cabinet/cabinet/daemon/sysaudio"
@@ -52,6 +54,7 @@ func haSettings(cfg *config.Config, version string, isDaemon bool) (haentities.S
 		Controls:        isDaemon && cfg.HA.Controls,
 		Power:           isDaemon && cfg.HA.Power,
 		Household:       isDaemon && cfg.HA.Household,
+		SaveSync:        isDaemon && cfg.RomM.SyncSaves,
 		LimitsOn:        isDaemon && householdRules(cfg).Enabled,
 		MAC:             cabinetMAC(cfg, isDaemon),
 	}
@@ -167,6 +170,10 @@ func daemonConfig(l *config.Loaded, version string) (daemon.Loaded, error) {
 	if dc.RomM.Token != "" {
 		dc.Secrets = append(dc.Secrets, dc.RomM.Token)
 	}
+	dc.SaveSync = saveSync(cfg)
+	if t := dc.SaveSync.Token; t != "" && t != dc.RomM.Token {
+		dc.Secrets = append(dc.Secrets, t)
+	}
 	err = l.Err
 	if aerr := checkAccess(dc.HTTP.Access); aerr != nil {
 		// As with any invalid value: the default (off) is used, and a
@@ -246,6 +253,35 @@ func rommReport(cfg *config.Config) rommreport.Config {
 	}
 	return rommreport.Config{URL: cfg.RomM.URL, Token: p.Token, CAFile: resolvedFile(cfg, cfg.RomM.CAFile), DeviceID: p.DeviceID,
 		Since: since, Root: cfg.Root, PlatformMap: cfg.RomM.PlatformMap, PairingDir: rommStore(cfg).Dir, Device: cabinetDevice(cfg)}
+}
+
+// saveSync is the save sync's configuration: on when cabinet.romm.sync_saves is and the cabinet
+// is paired with the RomM of cabinet.romm.url with the scopes it needs; else Problem says what
+// to do (doctor and the start say it). Like the reporting, only a paired token syncs: a
+// configured one has no device of the cabinet's.
+func saveSync(cfg *config.Config) savesync.Config {
+	c := savesync.Config{Asked: cfg.RomM.SyncSaves, States: cfg.RomM.SyncStates, Systems: cfg.RomM.SyncSystems,
+		Keep: cfg.RomM.SaveBackups, MaxBytes: cfg.RomM.SaveBackupBytes, Saves: cfg.Path("/userdata/saves"),
+		Root: cfg.Root, PlatformMap: cfg.RomM.PlatformMap}
+	if !c.Asked {
+		return c
+	}
+	if cfg.RomM.URL == "" {
+		c.Problem = "cabinet.romm.sync_saves is on, but cabinet.romm.url is not set: set it to RomM's address and run `cabinet romm pair --sync-saves`"
+		return c
+	}
+	p, err := rommStore(cfg).Load()
+	if err != nil || p.URL != cfg.RomM.URL || p.DeviceID == "" {
+		c.Problem = "cabinet.romm.sync_saves is on, but the cabinet is not paired with " + cfg.RomM.URL + " as a device: run `cabinet romm pair --sync-saves`"
+		return c
+	}
+	if !pairing.CanSyncSaves(p.Scopes) {
+		c.Problem = "cabinet.romm.sync_saves is on, but the cabinet was paired without RomM's assets.read and assets.write: run `cabinet romm pair --sync-saves`"
+		return c
+	}
+	c.On = true
+	c.URL, c.Token, c.CAFile, c.DeviceID = cfg.RomM.URL, p.Token, resolvedFile(cfg, cfg.RomM.CAFile), p.DeviceID
+	return c
 }
 
 // batoceraVersion reads /usr/share/batocera/batocera.version ("41

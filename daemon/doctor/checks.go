@@ -69,6 +69,8 @@ type Env struct {
 	// PlayTime is the play-time rules, checked last (after the daemon,
 	// whose status has today's budget).
 	PlayTime PlayTimeEnv
+	// SaveSync is the save sync with RomM, checked after the play time.
+	SaveSync SaveSyncEnv
 }
 
 // Reading is what the configuration check reports: the file read, the
@@ -147,7 +149,8 @@ func Checks(env Env) []Check {
 	checks = append(checks, Check{CheckROMarr, func(ctx context.Context, _ []Result) Result { return checkROMarr(ctx, env.ROMarr) }})
 	checks = append(checks, Check{CheckInstalls, func(context.Context, []Result) Result { return checkInstalls(env.RomsRoot) }})
 	checks = append(checks, env.Extra...)
-	return append(checks, Check{CheckPlayTime, func(ctx context.Context, _ []Result) Result { return checkPlayTime(ctx, env.PlayTime) }})
+	return append(checks, Check{CheckPlayTime, func(ctx context.Context, _ []Result) Result { return checkPlayTime(ctx, env.PlayTime) }},
+		Check{CheckSaveSync, func(ctx context.Context, _ []Result) Result { return checkSaveSync(ctx, env.SaveSync) }})
 }
 
 func checkConfig(l Reading) Result {

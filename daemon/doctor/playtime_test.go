@@ -127,10 +127,10 @@ func TestDoctorPlayTimeSection(t *testing.T) {
 	env := Env{Extra: []Check{{"daemon", func(context.Context, []Result) Result { return Result{Status: OK, Detail: "cabinet serve runs"} }}},
 		PlayTime: PlayTimeEnv{Daemon: daemonReports(family, st)}}
 	checks := Checks(env)
-	if n := len(checks); n < 2 || checks[n-2].Name != "daemon" || checks[n-1].Name != CheckPlayTime {
-		t.Fatalf("the last checks are not the daemon's then the play time")
+	if n := len(checks); n < 3 || checks[n-3].Name != "daemon" || checks[n-2].Name != CheckPlayTime || checks[n-1].Name != CheckSaveSync {
+		t.Fatalf("the last checks are not the daemon's, the play time, then the save sync")
 	}
-	rep := Run(context.Background(), checks[len(checks)-2:], time.Second)
+	rep := Run(context.Background(), checks[len(checks)-3:len(checks)-1], time.Second)
 	var out strings.Builder
 	rep.Write(&out, false)
 	want := `OK   daemon     cabinet serve runs

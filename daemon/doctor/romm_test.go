@@ -207,16 +207,16 @@ func TestDoctorLibraryServersInChecks(t *testing.T) {
 		names = append(names, c.Name)
 	}
 	got := strings.Join(names, " ")
-	if !strings.HasSuffix(got, "hooks romm romarr installs daemon playtime") {
-		t.Errorf("checks = %s, want … hooks romm romarr installs daemon playtime", got)
+	if !strings.HasSuffix(got, "hooks romm romarr installs daemon playtime save-sync") {
+		t.Errorf("checks = %s, want … hooks romm romarr installs daemon playtime save-sync", got)
 	}
 	env.RomM = RomMEnv{URL: "http://romm.lan"}
 	names = nil
 	for _, c := range Checks(env) {
 		names = append(names, c.Name)
 	}
-	if got := strings.Join(names, " "); !strings.HasSuffix(got, "hooks romm romm-auth romm-map romarr installs daemon playtime") {
-		t.Errorf("checks with RomM = %s, want … hooks romm romm-auth romm-map romarr installs daemon playtime", got)
+	if got := strings.Join(names, " "); !strings.HasSuffix(got, "hooks romm romm-auth romm-map romarr installs daemon playtime save-sync") {
+		t.Errorf("checks with RomM = %s, want … hooks romm romm-auth romm-map romarr installs daemon playtime save-sync", got)
 	}
 }
 

@@ -25,23 +25,25 @@ var update = flag.Bool("update", false, "rewrite testdata/toolsnaps from the cur
 // moved to the wrong kind fails here.
 var (
 	readTools = []string{"batocera_get_status", "batocera_list_systems", "batocera_find_games", "batocera_get_game",
-		"batocera_get_health", "batocera_play_history", "batocera_get_limits"}
+		"batocera_get_health", "batocera_play_history", "batocera_get_limits", "library_saves"}
 	writeTools = []string{"batocera_launch_game", "batocera_show_message", "batocera_reload_games",
 		"batocera_pause_game", "batocera_save_state", "batocera_change_save_slot", "batocera_take_screenshot",
-		"batocera_adjust_volume", "batocera_set_volume", "batocera_grant_time"}
+		"batocera_adjust_volume", "batocera_set_volume", "batocera_grant_time", "library_sync_saves"}
 	destructiveTools = []string{"batocera_quit_game", "batocera_load_state", "batocera_reset_game", "batocera_power",
-		"batocera_set_limits", "batocera_pause_play"}
+		"batocera_set_limits", "batocera_pause_play", "library_resolve_save"}
 	idempotentWrites = []string{"batocera_quit_game", "batocera_reload_games", "batocera_set_volume",
-		"batocera_set_limits", "batocera_pause_play"}
+		"batocera_set_limits", "batocera_pause_play", "library_sync_saves"}
+	// openWorldTools reach the household's RomM (the save sync).
+	openWorldTools = []string{"library_saves", "library_sync_saves", "library_resolve_save"}
 )
 
-// allDefinitions builds every tool, play history, power, volume and the
-// household's included, without dependencies (definitions never touch
-// them).
+// allDefinitions builds every tool, play history, power, volume, the
+// household's and the save sync's included, without dependencies
+// (definitions never touch them).
 func allDefinitions(t *testing.T) []server.ServerTool {
 	t.Helper()
 	ts := buildToolset(newWiring(Deps{History: stubHistory{}, Power: &power.Runner{}, Volume: &sysaudio.Audio{},
-		Household: newFakeHousehold(nil)}, Options{}))
+		Household: newFakeHousehold(nil), SaveSync: newFakeSaveSync()}, Options{}))
 	return ts.registered(false)
 }
 
@@ -69,7 +71,8 @@ func TestToolAnnotations(t *testing.T) {
 			t.Errorf("%s: in neither or both of the read and write lists", tl.Name)
 		}
 		want := mcp.ToolAnnotation{Title: tl.Title, ReadOnlyHint: ptr(read), DestructiveHint: ptr(destructive),
-			IdempotentHint: ptr(read || slices.Contains(idempotentWrites, tl.Name)), OpenWorldHint: ptr(false)}
+			IdempotentHint: ptr(read || slices.Contains(idempotentWrites, tl.Name)),
+			OpenWorldHint:  ptr(slices.Contains(openWorldTools, tl.Name))}
 		if got, _ := json.Marshal(a); string(got) != mustJSON(t, want) {
 			t.Errorf("%s: annotations %s, want %s", tl.Name, got, mustJSON(t, want))
 		}
@@ -209,8 +212,10 @@ func TestSchemasAreEnforced(t *testing.T) {
 // validArgs are arguments every schema accepts, per tool.
 func validArgs(tool string) map[string]any {
 	switch tool {
-	case "batocera_get_game", "batocera_launch_game":
+	case "batocera_get_game", "batocera_launch_game", "library_saves":
 		return map[string]any{"system": "nes", "game_id": strings.Repeat("a", 32)}
+	case "library_resolve_save":
+		return map[string]any{"system": "nes", "game_id": strings.Repeat("a", 32), "slot": "autosave", "keep": "romm"}
 	case "batocera_show_message":
 		return map[string]any{"text": "hi"}
 	case "batocera_change_save_slot":

@@ -6,6 +6,7 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/daemon/household"
+	"github.com/batocera-cabinet/cabinet/daemon/library/savesync"
 	"github.com/batocera-cabinet/cabinet/daemon/power"
 	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
 )
@@ -58,6 +59,14 @@ type Household interface {
 	Grant(ctx context.Context, minutes int, by string) (household.Report, error)
 	// Pause turns "pause play now" on or off.
 	Pause(ctx context.Context, on bool, by string) (household.Report, error)
+}
+
+// SaveSync is the daemon's save sync with RomM (nil: the save tools are not registered).
+type SaveSync interface {
+	Saves(ctx context.Context, g savesync.Game) (savesync.Saves, error)
+	Sync(ctx context.Context, g savesync.Game, progress func(done, total int)) (savesync.Result, error)
+	Resolve(ctx context.Context, romID int, slot, keep string) (savesync.Item, error)
+	Status() savesync.Status
 }
 
 // RetroArch is what the tools use of RetroArch's network commands

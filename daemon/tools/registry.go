@@ -76,7 +76,7 @@ func buildToolset(w wiring) *toolset {
 	ra := raLink{ra: d.RetroArch, es: d.ES, timeout: o.RetroArchTimeout}
 	ts := &toolset{}
 	ts.addRead(getStatusTool(statusDeps{cabinet: d.Name, mode: modeState{ReadOnly: o.ReadOnly, DryRun: o.DryRun},
-		es: d.ES, ra: ra, daemon: d.Daemon, limits: d.Household}))
+		es: d.ES, ra: ra, daemon: d.Daemon, limits: d.Household, saves: d.SaveSync, loc: d.Location}))
 	ts.addRead(listSystemsTool(d.ES))
 	ts.addRead(findGamesTool(cat, d.Seed, d.Location))
 	ts.addRead(getGameTool(d.ES, d.Location))
@@ -117,7 +117,8 @@ func buildToolset(w wiring) *toolset {
 }
 
 // addLibraryTools registers the library tools of the servers that are
-// configured; the write ones only with cabinet.library.allow_writes.
+// configured; the write ones only with cabinet.library.allow_writes. The
+// save tools come with the daemon's save sync (Deps.SaveSync).
 func addLibraryTools(ts *toolset, w wiring) {
 	lib := w.deps.Library
 	if lib.Platforms == nil {
@@ -157,6 +158,12 @@ func addLibraryTools(ts *toolset, w wiring) {
 					cabinet: w.deps.Name, daemon: w.deps.Daemon != nil}))
 			}
 		}
+	}
+	if ss := w.deps.SaveSync; ss != nil {
+		st := saveTools{ss: ss, es: w.deps.ES, guard: w.guard, cabinet: w.deps.Name, loc: w.deps.Location}
+		ts.addRead(st.savesTool())
+		ts.addWrite(st.syncSavesTool())
+		ts.addWrite(st.resolveSaveTool())
 	}
 }
 

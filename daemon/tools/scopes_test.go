@@ -28,7 +28,7 @@ import (
 
 // fullRig is the tools rig with every tool registered: play history, RomM
 // (the fake, with its API index), ROMarr, the installer, the request store,
-// library writes and the household's rules. Actions are dry runs: what is tested is who may call.
+// library writes, the household's rules and the save sync. Actions are dry runs: what is tested is who may call.
 func fullRig(t *testing.T) *rig {
 	t.Helper()
 	fr, err := fakeromm.New(fakeromm.Options{})
@@ -58,6 +58,7 @@ func fullRig(t *testing.T) *rig {
 			APIIndex: VersionedAPIIndex(filepath.Join(d.Paths.StateDir, "romm-api"), mc)}
 		d.Requests, d.Daemon = requests.Kept{DB: st}, aDaemon{}
 		d.Household = newFakeHousehold(onAt60())
+		d.SaveSync = newFakeSaveSync()
 		esc := d.ES.(*es.Client)
 		d.Power = &power.Runner{ES: esc, Routes: es.NewPowerClient(esc)}
 	}})
@@ -73,6 +74,8 @@ var callArgs = map[string]map[string]any{
 	"batocera_get_game":         {"system": "nes", "game_id": strings.Repeat("0", 32)},
 	"batocera_launch_game":      {"system": "nes", "game_id": strings.Repeat("0", 32)},
 	"library_uninstall":         {"system": "nes", "game_id": strings.Repeat("0", 32)},
+	"library_saves":             {"system": "nes", "game_id": strings.Repeat("0", 32)},
+	"library_resolve_save":      {"system": "nes", "game_id": strings.Repeat("0", 32), "slot": "autosave", "keep": "local"},
 	"batocera_show_message":     {"text": "hello"},
 	"batocera_change_save_slot": {"direction": "next"},
 	"batocera_adjust_volume":    {"action": "up"},

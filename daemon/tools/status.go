@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -23,6 +24,7 @@ type statusResult struct {
 	RetroArch   raState      `json:"retroarch"`
 	Daemon      *daemonState `json:"daemon,omitempty"`
 	Limits      *limitsState `json:"limits"`
+	SaveSync    *savesBrief  `json:"save_sync"`
 	Mode        modeState    `json:"mode"`
 	Limitations []string     `json:"limitations"`
 }
@@ -73,6 +75,8 @@ type statusDeps struct {
 	ra      raLink
 	daemon  DaemonStatus // nil: no daemon line
 	limits  Household    // nil: limits is null
+	saves   SaveSync     // nil: save_sync is null
+	loc     *time.Location
 }
 
 func getStatusTool(d statusDeps) (mcp.Tool, server.ToolHandlerFunc) {
@@ -81,7 +85,8 @@ func getStatusTool(d statusDeps) (mcp.Tool, server.ToolHandlerFunc) {
 		"Start here. What the cabinet is doing now: whether EmulationStation answers and its version, the running "+
 			"game (system, game_id, name, path) or null, whether ES is busy (a game, scraper or update running), "+
 			"RetroArch's state (playing, paused, contentless, or off when it does not answer), the daemon's MQTT "+
-			"link, the household's play-time rules in brief (when the cabinet keeps them), whether this server is "+
+			"link, the household's play-time rules in brief (when the cabinet keeps them), the save sync with RomM "+
+			"in brief (when the cabinet syncs saves), whether this server is "+
 			"read-only or in dry-run mode, and limitations with what would lift them.",
 		reads, true,
 		withOutput(
@@ -109,6 +114,7 @@ func getStatusTool(d statusDeps) (mcp.Tool, server.ToolHandlerFunc) {
 					string(household.StateBedtime), string(household.StatePaused)))),
 				req("left_minutes", nullable(integer("Minutes of play left today; null: no daily limit."))),
 				req("launch_refused", nullable(str("Why a game started now would be ended at once; null: a game may start.")))))),
+			req("save_sync", savesBriefProps()),
 			req("mode", object("This server's switches.", req("read_only", boolean("Write tools are off.")),
 				req("dry_run", boolean("Actions send nothing.")))),
 			req("limitations", array("What does not work right now, with what would fix it.", str("One limitation."))),
@@ -141,6 +147,9 @@ func (d statusDeps) status(ctx context.Context, _ none) (statusResult, error) {
 		}
 	}
 	d.limitsStatus(ctx, &res)
+	if d.saves != nil {
+		res.SaveSync = briefOf(d.saves.Status(), d.loc)
+	}
 	wg.Wait()
 	res.RetroArch = raState{State: "off"}
 	switch {
@@ -241,6 +250,13 @@ func (r statusResult) text() string {
 		default:
 			b.WriteString(" Play-time rules: no daily limit today.")
 		}
+	}
+	if s := r.SaveSync; s != nil {
+		fmt.Fprintf(&b, " Save sync: %s", s.State)
+		if s.Conflicts > 0 {
+			fmt.Fprintf(&b, ", %d conflict(s) waiting (library_saves)", s.Conflicts)
+		}
+		b.WriteString(".")
 	}
 	if r.Mode.ReadOnly {
 		b.WriteString(" Read-only.")

@@ -66,6 +66,10 @@ type Deps struct {
 	// write tools, adds the limits to batocera_get_status and lets
 	// batocera_launch_game refuse a game the rules would end at once.
 	Household Household
+	// SaveSync, when set, registers library_saves, library_sync_saves and
+	// library_resolve_save, and adds the sync's state to
+	// batocera_get_status.
+	SaveSync SaveSync
 	// Games, when set, is the game lists' index shared with other servers
 	// over the same ES (the daemon's normal and dry-run servers): one
 	// index, built once. nil: the server builds its own.

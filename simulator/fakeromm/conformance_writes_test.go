@@ -29,6 +29,14 @@ func docGaps() []struct{ path, method, status, schema string } {
 			`"device_id":{"type":"string"}}}}}`},
 		{"/api/activity/heartbeat", "post", "404", detail},
 		{"/api/play-sessions", "post", "400", detail}, // no sessions, over 100
+		// Save sync (conformance_saves_test.go).
+		{"/api/sync/negotiate", "post", "400", detail},                      // no device, sync disabled
+		{"/api/sync/negotiate", "post", "404", detail},                      // unknown device
+		{"/api/saves", "post", "400", detail},                               // no filename, invalid filename
+		{"/api/saves", "post", "404", detail},                               // unknown ROM or device
+		{"/api/saves", "post", "409", detail},                               // newer save in the slot
+		{"/api/saves", "get", "404", detail},                                // unknown device_id
+		{"/api/sync/sessions/{session_id}/complete", "post", "400", detail}, // already completed
 	}
 }
 

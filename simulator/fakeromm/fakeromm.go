@@ -1,7 +1,7 @@
 // Package fakeromm is a fake RomM server: an http.Handler answering the
 // read side of RomM's REST API, and the writes a cabinet makes (pair-code
-// exchange, the device flow, devices, activity heartbeats, play sessions),
-// the way RomM 4.8.0 to 5.3.1 answer them, with JSON shaped by RomM's own
+// exchange, the device flow, devices, activity heartbeats, play sessions,
+// save sync), the way RomM 4.8.0 to 5.3.1 answer them, with JSON shaped by RomM's own
 // 5.3.1 OpenAPI document (the conformance tests run it behind Stoplight
 // Prism's validating proxy).
 //
@@ -11,7 +11,8 @@
 // one that maps to nothing), hashed the way RomM's scanner hashes them, and
 // the bytes themselves for download. Options.Generate adds synthetic ROMs,
 // computed on the fly, for benchmarks; AddROM and AddPlatform add a test's
-// own after the fixture (a hostile name, an arcade set, a wrong hash).
+// own after the fixture (a hostile name, an arcade set, a wrong hash);
+// AddSave puts a save in place as another device's upload, or a hostile one.
 // Versions change what RomM changed between releases (heartbeat version,
 // query flags, 401/403, routes); Faults make it misbehave on the wire;
 // every request is recorded.

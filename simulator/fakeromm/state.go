@@ -50,11 +50,14 @@ type writeState struct {
 	sessions   []PlaySession
 	sessionSeq int
 
+	saves saveStore // saves, device syncs, sync sessions (saves.go)
+
 	failWrites int
 }
 
 // FailWrites makes the write routes (POST /api/devices, POST and DELETE
-// /api/activity/heartbeat, POST /api/play-sessions) answer status once a
+// /api/activity/heartbeat, POST /api/play-sessions, and the save-sync
+// writes: negotiate, upload, downloaded, track, complete) answer status once a
 // request is authorized, as a RomM whose database is failing answers; 0
 // turns it off. A 500 is Starlette's text/plain "Internal Server Error",
 // any other status {"detail": "<status text>"}. For slow writes use
@@ -91,7 +94,7 @@ func (c *call) writeReady(scope string) bool {
 }
 
 // writeRoutes registers the write side: client tokens and devices (4.8+),
-// the device flow, activity and play sessions (5.0+).
+// the device flow, activity, play sessions and save sync (5.0+).
 func (s *Server) writeRoutes(rt *router) {
 	v5 := func(v version) bool { return v.simpleRoute }
 	rt.add("POST", "/api/client-tokens/exchange", nil, s.exchangePairCode)
@@ -107,4 +110,5 @@ func (s *Server) writeRoutes(rt *router) {
 	rt.add("GET", "/api/activity/rom/{rom_id}", v5, s.listActivity)
 	rt.add("GET", "/api/play-sessions", v5, s.listPlaySessions)
 	rt.add("POST", "/api/play-sessions", v5, s.ingestPlaySessions)
+	s.saveRoutes(rt)
 }

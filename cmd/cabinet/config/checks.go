@@ -316,3 +316,13 @@ func SizeText(n int64) string {
 	}
 	return strconv.FormatInt(n, 10)
 }
+
+// systemList: Batocera system folders (the platform slugs' alphabet), separated by commas.
+func systemList(v string) bool {
+	for _, s := range splitList(v) {
+		if !platformSlug(s) {
+			return false
+		}
+	}
+	return true
+}

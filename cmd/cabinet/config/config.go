@@ -134,6 +134,14 @@ type RomM struct {
 	// ReportPlay sends activity and play sessions to RomM once the cabinet
 	// is paired (cabinet.romm.report_play).
 	ReportPlay bool
+	// SyncSaves syncs the games' saves with RomM once the cabinet is paired with the assets
+	// scopes (cabinet.romm.sync_saves); SyncStates adds the auto state; SyncSystems limits
+	// it to these systems (none: every covered one).
+	SyncSaves, SyncStates bool
+	SyncSystems           []string
+	// SaveBackups and SaveBackupBytes bound the backups a sync keeps.
+	SaveBackups     int
+	SaveBackupBytes int64
 }
 
 // ROMarr is the household's ROMarr server.

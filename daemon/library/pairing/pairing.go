@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,6 +25,24 @@ import (
 func Scopes() []string {
 	return []string{"me.read", "roms.read", "platforms.read", "collections.read", "firmware.read",
 		"roms.user.read", "roms.user.write", "devices.read", "devices.write"}
+}
+
+// SyncScopes are Scopes plus what syncing the games' saves needs: RomM's saves are assets
+// (negotiate and download read them, upload writes them).
+func SyncScopes() []string { return append(Scopes(), "assets.read", "assets.write") }
+
+// CanSyncSaves reports whether a pairing's scopes let the cabinet sync saves. An unknown grant
+// (nil: RomM did not say) is taken as able: RomM's own refusal then says which scope is missing.
+func CanSyncSaves(granted []string) bool {
+	if granted == nil {
+		return true
+	}
+	for _, s := range []string{"assets.read", "assets.write", "devices.read", "devices.write"} {
+		if !slices.Contains(granted, s) {
+			return false
+		}
+	}
+	return true
 }
 
 // What the cabinet calls itself in RomM's device list.

@@ -30,6 +30,11 @@ var (
 		Elements: 30_000,   // a page of 100 ROMs with a few files each is ~2k
 		Lists:    []string{"items", "files", "archive_members", "regions", "genres", "companies", "developers", "scopes", "results"},
 	}
+	// syncJSON is for the save-sync answers (saves*.go): a negotiation's operations, which list a
+	// download for every slotted save of the user's library, and a list of saves (its items'
+	// device_syncs go to no field). An item with every field set costs ~0.9 KiB to decode with the
+	// slice's growth (TestSyncWorstCase), so 30k stay near 26 MiB plus their text.
+	syncJSON = bounded.JSONLimits{Depth: 32, ArrayLen: 30_000, Elements: 30_000, Lists: []string{"operations"}}
 	// genericJSON is for Get: the OpenAPI tools decode the whole answer into maps and slices and
 	// clean a copy of what they select, to hand a model at most 100 items and 64 KiB of it. The
 	// costliest value (an object of one member, in a list) costs ~470 bytes that way, ~250 to

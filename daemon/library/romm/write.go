@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon/bounded"
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
@@ -30,6 +31,11 @@ type writeRequest struct {
 	method  string
 	body    any      // marshalled to JSON; nil sends no body
 	secrets []string // redacted like the token
+	// payload, when not nil, is sent as is with contentType instead of body (a multipart upload,
+	// built and bounded by the caller); timeout, when positive, replaces c.timeout for it.
+	payload     []byte
+	contentType string
+	timeout     time.Duration
 }
 
 func (w *writeRequest) route() string { return w.method + " " + untrusted.Clean(w.path, 200) }
@@ -38,8 +44,8 @@ func (w *writeRequest) route() string { return w.method + " " + untrusted.Clean(
 // (auth refusals only on authenticated routes); a 2xx body is not HTML, not a file, within w.max
 // and, as JSON, within w's shape limits.
 func (c *Client) send(ctx context.Context, w writeRequest) (int, []byte, error) {
-	var payload []byte
-	if w.body != nil {
+	payload, contentType := w.payload, w.contentType
+	if payload == nil && w.body != nil {
 		b, err := json.Marshal(w.body)
 		if err != nil {
 			return 0, nil, newError(ErrInvalid, nil, "%s: the request cannot be written as JSON", w.route())
@@ -47,9 +53,13 @@ func (c *Client) send(ctx context.Context, w writeRequest) (int, []byte, error) 
 		if len(b) > maxRequestBody {
 			return 0, nil, newError(ErrInvalid, nil, "%s: the request is larger than 1 MiB: send less at a time", w.route())
 		}
-		payload = b
+		payload, contentType = b, "application/json"
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	timeout := c.timeout
+	if w.timeout > 0 {
+		timeout = w.timeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
 	u := *c.base
@@ -66,7 +76,7 @@ func (c *Client) send(ctx context.Context, w writeRequest) (int, []byte, error) 
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "batocera-cabinet")
 	if payload != nil {
-		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Content-Type", contentType)
 	}
 	if !w.noAuth && c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
