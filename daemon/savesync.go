@@ -145,15 +145,35 @@ func (s *saveSync) run(ctx context.Context) error {
 	pending := map[string]syncReq{} // selections waiting for the cursor to settle
 	var settle <-chan time.Time
 	var settleTimer interface{ Stop() bool }
+	var retry <-chan time.Time
+	var retryTimer interface{ Stop() bool }
 	for {
 		cfg := s.configure()
 		if cfg.On && !started {
 			started = true
 			s.passAll(ctx, "start")
 		}
+		// RomM failing: every game again once its backoff has passed.
+		if retryTimer != nil {
+			retryTimer.Stop()
+			retryTimer, retry = nil, nil
+		}
+		if at, held := s.retryAt(); held && cfg.On {
+			t, c := s.d.clock.NewTimer(max(at.Sub(s.d.clock.Now()), time.Millisecond))
+			retryTimer, retry = t, c
+		}
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-retry:
+			retryTimer, retry = nil, nil
+			if s.d.eng.snapshot().Playing {
+				s.mu.Lock()
+				s.next = s.d.clock.Now().Add(rommreport.MinServerBackoff) // after the game, not during it
+				s.mu.Unlock()
+				continue
+			}
+			s.passAll(ctx, "retry")
 		case <-wake:
 		case <-tc:
 			if cfg.On && !s.d.eng.snapshot().Playing {
@@ -354,6 +374,13 @@ func (s *saveSync) passAll(ctx context.Context, trigger string) (savesync.Result
 	return s.pass(ctx, trigger, s.everyGame(cfg))
 }
 
+// retryAt is when the passes held back by RomM's failure go again.
+func (s *saveSync) retryAt() (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.next, s.held != "" && !s.next.IsZero()
+}
+
 func (s *saveSync) due() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -426,6 +453,8 @@ func (s *saveSync) follow(res savesync.Result) {
 		case savesync.Downloaded:
 			if it.Hidden != "" {
 				s.d.log.Warn().Str("game", it.Game.Title()).Str("state", it.Hidden).Msg("RomM's save is in place, but Batocera loads the game's auto state at launch, which hides it")
+				s.problem(haentities.SaveProblemError, it.Game, it.Slot, "RomM's save is in place, but Batocera loads the auto state "+it.Hidden+" when the game starts, which takes over from it",
+					"Load the save from RetroArch's menu (or restart the game without its state), or move that state aside; turn off auto-save for the game to keep this from happening.")
 			}
 		}
 	}

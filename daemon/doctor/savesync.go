@@ -74,6 +74,10 @@ func reportedSaveSync(cfg savesync.Config, st savesync.Status) Result {
 			res.Lines = append(res.Lines, "  (Batocera's auto-save loads "+c.HiddenBy+" at launch: a save put in place is hidden by that state)")
 		}
 	}
+	for _, e := range st.Hidden {
+		res.Lines = append(res.Lines, fmt.Sprintf("Hidden: %s got RomM's save at %s, but Batocera's auto-save loads %s at launch, which takes over from it: load the save from RetroArch's menu, or move that state aside",
+			e.Game, e.At.Local().Format("15:04"), e.Hidden))
+	}
 	if st.Conflicts > 0 {
 		res.Status = Warn
 		res.Hint = "choose which save to keep with the MCP tool library_resolve_save (the other is kept as a backup)"

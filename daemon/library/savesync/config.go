@@ -86,6 +86,8 @@ type Status struct {
 	BackupDir      string      `json:"backup_dir"`
 	NextTry        time.Time   `json:"next_try,omitempty"`
 	Waiting        []Conflict  `json:"conflicts,omitempty"`
+	// Hidden are today's downloads that a state Batocera loads at launch hides.
+	Hidden []Entry `json:"hidden,omitempty"`
 }
 
 // Describe builds the Status from what is kept, syncing (a pass runs now) and the error that
@@ -96,6 +98,11 @@ func (k Kept) Describe(cfg Config, syncing bool, held string, backups Backups, n
 		st.LastSync, st.LastError, st.LastSession = j.LastSync, j.LastError, j.LastSession
 		if j.Day == now.Format("2006-01-02") {
 			st.UploadsToday, st.DownloadsToday = j.Uploads, j.Downloads
+		}
+		for _, e := range j.History {
+			if e.Hidden != "" && now.Sub(e.At) < 24*time.Hour {
+				st.Hidden = append(st.Hidden, e)
+			}
 		}
 	}
 	if cs, err := k.Conflicts(); err == nil {

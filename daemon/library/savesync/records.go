@@ -104,6 +104,8 @@ type Entry struct {
 	Action string `json:"action"`
 	Detail string `json:"detail,omitempty"`
 	Backup string `json:"backup,omitempty"`
+	// Hidden names the state Batocera loads at launch, which hides a downloaded save.
+	Hidden string `json:"hidden,omitempty"`
 }
 
 // Kept is the sync's records in the store.

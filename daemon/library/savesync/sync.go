@@ -564,7 +564,7 @@ func (s *Syncer) record(trigger string, nGames int, res Result) {
 				continue
 			}
 			j.History = append(j.History, Entry{At: now, Game: clean(it.Game.Title(), 100), System: it.Game.System, ROMID: it.Game.ROMID,
-				Slot: it.Slot, Action: it.Action, Detail: it.Detail, Backup: it.Backup})
+				Slot: it.Slot, Action: it.Action, Detail: it.Detail, Backup: it.Backup, Hidden: it.Hidden})
 		}
 		if n := res.Count(Failed); n > 0 {
 			for _, it := range res.Items {
