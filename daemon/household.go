@@ -53,8 +53,29 @@ func (d *Daemon) runningGame() household.Running {
 // or cabinet.ha.household).
 type householdStates struct {
 	d     *Daemon
-	mu    sync.Mutex
-	shown []byte
+	shown shownStates
+}
+
+// shownStates publishes a set of state messages only when it differs from the last one
+// published: a loop that reports at every step sends only changes.
+type shownStates struct {
+	mu   sync.Mutex
+	last []byte
+}
+
+func (p *shownStates) publish(d *Daemon, msgs []haentities.Message) {
+	var key [][]byte
+	for _, m := range msgs {
+		key = append(key, []byte(m.Topic), m.Payload)
+	}
+	k := bytes.Join(key, []byte{0})
+	p.mu.Lock()
+	same := bytes.Equal(k, p.last)
+	p.last = k
+	p.mu.Unlock()
+	if !same {
+		d.publish(msgs...)
+	}
 }
 
 func (p *householdStates) announced() (haentities.Settings, bool) {
@@ -67,19 +88,7 @@ func (p *householdStates) report(st household.Status) {
 	if !on {
 		return
 	}
-	msgs := haentities.HouseholdStates(s, householdState(p.d.config().Household, st), p.d.clock.Now())
-	var key [][]byte
-	for _, m := range msgs {
-		key = append(key, []byte(m.Topic), m.Payload)
-	}
-	k := bytes.Join(key, []byte{0})
-	p.mu.Lock()
-	same := bytes.Equal(k, p.shown)
-	p.shown = k
-	p.mu.Unlock()
-	if !same {
-		p.d.publish(msgs...)
-	}
+	p.shown.publish(p.d, haentities.HouseholdStates(s, householdState(p.d.config().Household, st), p.d.clock.Now()))
 }
 
 func (p *householdStates) event(ev household.Event) {

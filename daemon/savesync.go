@@ -69,7 +69,7 @@ type saveSync struct {
 	held     string // RomM's failure that holds the passes back
 	next     time.Time
 	failures int
-	shown    []byte
+	shown    shownStates
 	told     map[string]bool // conflicts and errors already announced
 }
 
@@ -495,19 +495,7 @@ func (s *saveSync) report() {
 	if !settings.SaveSync {
 		return
 	}
-	msgs := haentities.SaveSyncStates(settings, saveSyncState(s.Status()), s.d.clock.Now())
-	var key [][]byte
-	for _, m := range msgs {
-		key = append(key, []byte(m.Topic), m.Payload)
-	}
-	k := bytes.Join(key, []byte{0})
-	s.mu.Lock()
-	same := bytes.Equal(k, s.shown)
-	s.shown = k
-	s.mu.Unlock()
-	if !same {
-		s.d.publish(msgs...)
-	}
+	s.shown.publish(s.d, haentities.SaveSyncStates(settings, saveSyncState(s.Status()), s.d.clock.Now()))
 }
 
 func (s *saveSync) problem(kind string, g savesync.Game, slot, detail, todo string) {
