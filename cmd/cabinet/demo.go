@@ -35,11 +35,13 @@ func (c *demoCommand) Run(ctx context.Context, args []string) error {
 	fs := newFlags(c.env, "demo", "", `Cabinet's main job on a machine with no cabinet: starts a simulated cabinet (fake
 EmulationStation, RetroArch and RomM, the real hook scripts), an embedded MQTT broker and
 the daemon on loopback, prints how to reach them, and plays a short scripted evening
-(a few games, a screensaver, a session too short to be logged, sleep and wake) while
-the Home Assistant states it publishes are shown as they change; then an evening of
-play-time rules on a second cabinet, the playroom's, whose clock runs fast (the time
-left over a game, warnings, extra time from a parent's phone, the game saved and closed
-at the limit, a launch ended at bedtime). Then it keeps running for you to try the MCP
+(a few games, a screensaver, a session too short to be logged, sleep and wake, a game's
+save going to RomM, a newer one from the household's handheld in place before the next
+launch, and a conflict kept for a person to settle) while the Home Assistant states it
+publishes are shown as they change; then an evening of play-time rules on a second
+cabinet, the playroom's, whose clock runs fast (the time left over a game, warnings,
+extra time from a parent's phone, the game saved and closed at the limit, a launch
+ended at bedtime). Then it keeps running for you to try the MCP
 tools, until Ctrl-C (--once: exit after the evening).`, &sets)
 	once := fs.Bool("once", false, "exit after the scripted evening")
 	scale := fs.Float64("speed", 1, "speed of the evening (2 = twice as fast; at most 5)")
@@ -73,7 +75,7 @@ tools, until Ctrl-C (--once: exit after the evening).`, &sets)
 		return err
 	}
 	defer esErr.Close()
-	cab, err := simulator.Start(simulator.Options{Dir: dir, LaunchDelay: 300 * time.Millisecond, ScriptStderr: esErr, RomM: true, System: true})
+	cab, err := simulator.Start(simulator.Options{Dir: dir, LaunchDelay: 300 * time.Millisecond, ScriptStderr: esErr, RomM: true, System: true, BatterySaves: true})
 	if err != nil {
 		return err
 	}
@@ -82,7 +84,7 @@ tools, until Ctrl-C (--once: exit after the evening).`, &sets)
 	// household would, and the tools use the paired token.
 	conf, err := cab.WriteConfig(dir, "cabinet.name=Demo Cabinet", "cabinet.mqtt.broker="+broker.URL(),
 		fmt.Sprintf("cabinet.tracker.min_session_seconds=%d", demoMinSession(*scale)), "cabinet.log.level=debug",
-		"cabinet.romm.token_file=", "cabinet.library.allow_install=1", "cabinet.ha.power=1")
+		"cabinet.romm.token_file=", "cabinet.library.allow_install=1", "cabinet.ha.power=1", "cabinet.romm.sync_saves=1")
 	if err != nil {
 		return err
 	}
@@ -145,7 +147,8 @@ tools, until Ctrl-C (--once: exit after the evening).`, &sets)
 	var hush atomic.Bool // the playroom's evening is on: its lines carry another clock
 	go func() { showStates(watchCtx, broker, id, out, &hush); close(watched) }()
 	rommWatched := make(chan struct{})
-	go func() { showRomM(watchCtx, cab.RomM, out); close(rommWatched) }()
+	var savesShown atomic.Int64
+	go func() { showRomM(watchCtx, cab.RomM, out, &savesShown); close(rommWatched) }()
 	say := func(s string) { fmt.Fprintf(out, "%s ▶ %s\n", time.Now().Format("15:04:05"), s) }
 	// Once ES runs, the cabinet pairs with RomM (the code shows on its
 	// screen); the RomM game comes after the first game, so that its
@@ -155,7 +158,13 @@ tools, until Ctrl-C (--once: exit after the evening).`, &sets)
 		Do: func(ctx context.Context, cab *simulator.Cabinet) error {
 			return demoPairRomM(ctx, &cfg, cab, out, *scale)
 		}}
-	steps = slices.Concat(steps[:1], []simulator.Step{pair}, steps[1:3], cab.RomMGame(1 / *scale),
+	saves := saveDemo{exe: exe, environ: denv.Environ, broker: broker, out: out, speed: *scale, shown: &savesShown,
+		problem: haentities.Settings{ID: id, BaseTopic: cfg.MQTT.BaseTopic}.StateTopic(haentities.SaveProblemKey)}
+	rommGame := cab.RomMGame(1 / *scale)
+	if n := len(rommGame); n > 0 {
+		rommGame[n-1].Wait = 0 // the save steps wait for the game's save itself
+	}
+	steps = slices.Concat(steps[:1], []simulator.Step{pair}, steps[1:3], rommGame, saves.steps(cab),
 		demoInstall(exe, denv.Environ, out, *scale), demoHousehold(broker, haentities.Settings{ID: id, BaseTopic: cfg.MQTT.BaseTopic}, *scale), steps[3:],
 		[]simulator.Step{playTimeDemo{env: c.env, dir: dir, exe: exe, broker: broker, out: out, speed: *scale, hush: &hush}.step()})
 	err = cab.Play(ctx, steps, say)
@@ -175,7 +184,7 @@ tools, until Ctrl-C (--once: exit after the evening).`, &sets)
 			fmt.Fprintf(out, "  %s\n", line)
 		}
 		fmt.Fprintf(out, "\nWhat RomM shows of the cabinet:\n")
-		for _, line := range rommSummary(cab.RomM, rommSettled(ctx, dmn)) {
+		for _, line := range rommSummary(cab.RomM, rommSettled(ctx, dmn), dmn.FullStatus().SaveSync) {
 			fmt.Fprintf(out, "  %s\n", line)
 		}
 	}
@@ -247,7 +256,11 @@ func finalStates(b *mqttbroker.Broker, id string) []string {
 // by its size and a short digest (each game's art has its own; the
 // placeholder is named), the rest as it is.
 func shownPayload(entity string, payload []byte) string {
-	if entity != haentities.Artwork && entity != haentities.LastScreenshot {
+	switch entity {
+	case haentities.Artwork, haentities.LastScreenshot:
+	case haentities.SaveProblemKey:
+		return eventText(payload)
+	default:
 		return string(payload)
 	}
 	raw, err := base64.StdEncoding.DecodeString(string(payload))

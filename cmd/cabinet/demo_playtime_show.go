@@ -92,7 +92,7 @@ func timeLeftNews(was, now string) bool {
 	return err1 != nil || err2 != nil || n > w
 }
 
-// eventText is an event.batocera_limit as a line: "warned — Super Mario
+// eventText is an event (batocera_limit, batocera_save_problem) as a line: "warned — Super Mario
 // World: 5 minutes of play left today".
 func eventText(payload []byte) string {
 	var ev limitEvent

@@ -9,11 +9,13 @@ import (
 	"io"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/cmd/cabinet/config"
 	"github.com/batocera-cabinet/cabinet/daemon"
 	"github.com/batocera-cabinet/cabinet/daemon/library/pairing"
+	"github.com/batocera-cabinet/cabinet/daemon/library/savesync"
 	"github.com/batocera-cabinet/cabinet/simulator"
 	"github.com/batocera-cabinet/cabinet/simulator/fakees"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeromm"
@@ -29,6 +31,8 @@ func demoPairRomM(ctx context.Context, cfg *config.Config, cab *simulator.Cabine
 		return err
 	}
 	cab.RomM.SetDeviceAuthTiming(time.Second, 0) // RomM's 5 s poll would make the demo wait
+	// The evening syncs saves (cabinet.romm.sync_saves): the pairing asks for RomM's assets.
+	opts.Scopes = pairing.SyncScopes()
 	opts.Out = &prefixWriter{w: out, prefix: "           "}
 	opts.RepeatEvery = 2 * time.Second
 	pctx, cancel := context.WithTimeout(ctx, time.Minute)
@@ -89,9 +93,10 @@ func demoInstall(exe string, environ []string, out io.Writer, scale float64) []s
 }
 
 // showRomM prints what the household's RomM shows of the cabinet as it
-// changes: the game it is playing now (RomM's activity) and each session
-// added to RomM's play history.
-func showRomM(ctx context.Context, r *fakeromm.Server, out io.Writer) {
+// changes: the game it is playing now (RomM's activity), each session
+// added to RomM's play history and each save RomM receives, from the
+// cabinet or another device; shown is the last save's id printed.
+func showRomM(ctx context.Context, r *fakeromm.Server, out io.Writer, shown *atomic.Int64) {
 	playing, sessions := "", 0
 	for {
 		now := ""
@@ -112,6 +117,14 @@ func showRomM(ctx context.Context, r *fakeromm.Server, out io.Writer) {
 				romName(r, s.ROMID), (time.Duration(s.DurationMS) * time.Millisecond).Round(time.Second), s.StartTime.Local().Format("15:04:05"))
 		}
 		sessions = len(ps)
+		for _, sv := range r.Saves(0) { // by id
+			if int64(sv.ID) <= shown.Load() {
+				continue
+			}
+			fmt.Fprintf(out, "%s   RomM save +              %s from %s (%d bytes)\n", time.Now().Format("15:04:05"),
+				sv.FileName, deviceName(r, sv.OriginDevice), sv.Size)
+			shown.Store(int64(sv.ID))
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -135,8 +148,9 @@ func rommSettled(ctx context.Context, d *daemon.Daemon) *daemon.RomMStatus {
 }
 
 // rommSummary is what RomM holds of the cabinet at the end: its play
-// history and the daemon's count of what RomM lacked.
-func rommSummary(r *fakeromm.Server, st *daemon.RomMStatus) []string {
+// history, the saves, the daemon's count of what RomM lacked and the save
+// conflicts waiting for a choice.
+func rommSummary(r *fakeromm.Server, st *daemon.RomMStatus, ss *savesync.Status) []string {
 	var lines []string
 	for _, s := range r.PlaySessions() {
 		lines = append(lines, fmt.Sprintf("play session  %s, %s (device %s)", romName(r, s.ROMID),
@@ -145,9 +159,17 @@ func rommSummary(r *fakeromm.Server, st *daemon.RomMStatus) []string {
 	if len(lines) == 0 {
 		lines = append(lines, "no play session")
 	}
+	for _, sv := range r.Saves(0) {
+		lines = append(lines, fmt.Sprintf("save          %s, %s, %d bytes, from %s", romName(r, sv.ROMID), sv.FileName, sv.Size,
+			deviceName(r, sv.OriginDevice)))
+	}
 	if st != nil {
 		lines = append(lines, fmt.Sprintf("the cabinet: %d session(s) delivered, %d unmatched (games RomM does not have), %d waiting",
 			st.Delivered, st.Unmatched, st.Waiting))
+	}
+	if ss != nil && ss.On {
+		lines = append(lines, fmt.Sprintf("the cabinet's saves: %d uploaded and %d downloaded today, %d conflict(s) waiting for a choice",
+			ss.UploadsToday, ss.DownloadsToday, ss.Conflicts))
 	}
 	return lines
 }

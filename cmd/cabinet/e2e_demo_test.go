@@ -21,7 +21,10 @@ import (
 // of play-time rules, in order: the time left over the game, the 5-minute
 // warning reaching Home Assistant, extra time from a parent's phone (Home
 // Assistant's button), the game saved and closed at the limit, a launch
-// ended at bedtime, and what `cabinet doctor` says of it.
+// ended at bedtime, and what `cabinet doctor` says of it. Between them the
+// saves follow the player: the game's save leaves for RomM, the
+// handheld's newer one is in place before the next launch, and a conflict
+// keeps both and reaches Home Assistant.
 func TestDemo(t *testing.T) {
 	cabinettest.Long(t, "the whole scripted evening and the playroom's, about 45 s")
 	capture := filepath.Join(t.TempDir(), "capture.txt")
@@ -53,8 +56,43 @@ func TestDemo(t *testing.T) {
 			t.Errorf("demo output lacks %q:\n%s", want, lastLines(out, 40))
 		}
 	}
-	// The playroom's evening, in this order.
+	// The saves follow the player (issue 23), in this order: Alpha Quest's
+	// save leaves for RomM after the game; the handheld's newer one is in
+	// place once the game is selected, before the launch; the next play's
+	// goes up; then both sides change it, and the cabinet keeps its own,
+	// RomM's beside the backups, and tells Home Assistant.
 	at := -1
+	for _, want := range []string{
+		"▶ RetroArch writes Alpha Quest's save as the game closes; the cabinet sends it to RomM",
+		"RomM save +              Alpha Quest (USA) [",
+		"].srm from Demo Cabinet (8192 bytes)",
+		"▶ on the handheld, someone plays Alpha Quest on the bus; its save reaches RomM",
+		"].srm from Handheld (8192 bytes)",
+		"▶ selecting Alpha Quest in EmulationStation",
+		"the handheld's save is in place before the launch (the cabinet's kept in /userdata/saves/.cabinet-backup/nes/Alpha Quest (USA).srm.",
+		"▶ quitting it; RetroArch writes the save, which leaves for RomM",
+		"].srm from Demo Cabinet (8192 bytes)",
+		"▶ meanwhile the handheld, back on the bus, uploads another save of Alpha Quest",
+		"].srm from Handheld (8192 bytes)",
+		"▶ quitting it: the save changed on both sides",
+		"HA save_problem           conflict — Alpha Quest: ",
+		"cabinet call library_saves system=nes game_id=",
+		"the cabinet's save is kept in place: /userdata/saves/nes/Alpha Quest (USA).srm",
+		"RomM's, from Handheld, is kept beside the backups: /userdata/saves/.cabinet-backup/nes/Alpha Quest (USA).srm.romm-",
+		"to settle it: cabinet call library_resolve_save system=nes game_id=",
+		"save_sync            conflict",
+		"save          Alpha Quest, Alpha Quest (USA) [",
+		"1 conflict(s) waiting for a choice",
+	} {
+		i := strings.Index(out[at+1:], want)
+		if i < 0 {
+			t.Errorf("demo output lacks %q after the line before (at %d):\n%s", want, at, lastLines(out, 70))
+			continue
+		}
+		at += 1 + i
+	}
+	// The playroom's evening, in this order.
+	at = -1
 	for _, want := range []string{
 		"another evening, on a second simulated cabinet: the playroom's, with play-time rules on",
 		"on the TV, over the game: 20 minutes of play left today.",
