@@ -131,8 +131,9 @@ func diff(old, cur *Config) changes {
 	return changes{
 		rules: !reflect.DeepEqual(old.Rules, cur.Rules),
 		// The link's topics come from the settings (availability, commands).
-		link:   old.MQTT != cur.MQTT || old.BirthTopic != cur.BirthTopic || old.Rules.Settings != cur.Rules.Settings,
-		tools:  !reflect.DeepEqual(old.Tools, cur.Tools),
+		link: old.MQTT != cur.MQTT || old.BirthTopic != cur.BirthTopic || old.Rules.Settings != cur.Rules.Settings,
+		// The save tools that change files come with cabinet.romm.sync_saves.
+		tools:  !reflect.DeepEqual(old.Tools, cur.Tools) || old.SaveSync.Asked != cur.SaveSync.Asked,
 		es:     old.Tools.ESURL != cur.Tools.ESURL,
 		http:   !reflect.DeepEqual(old.HTTP, cur.HTTP),
 		layout: old.Layout != cur.Layout,

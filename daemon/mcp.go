@@ -40,7 +40,8 @@ func (d *Daemon) buildLinks(cfg *Config) error {
 		return err
 	}
 	extra := tools.Deps{History: history{d.eng.store()}, Requests: wakingRequests{requests.Kept{DB: d.eng.store()}, d.requestsWake},
-		Clock: d.clock, Daemon: d, Household: householdControls{d}, SaveSync: d.saves}
+		Clock: d.clock, Daemon: d, Household: householdControls{d}, SaveSync: d.saves,
+		SaveSyncWrites: cfg.SaveSync.Asked}
 	normal, err := l.Tools(d.opts.Version, false, extra)
 	if err != nil {
 		return err

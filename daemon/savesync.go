@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sync"
 	"time"
 
@@ -47,6 +48,8 @@ type syncReq struct {
 	game    savesync.Game // one game; ROM "" for every game
 	resolve bool          // the game's RomM id is to be found first
 	reply   chan syncReply
+	// progress, when set, is told how many saves of the pass are done (MCP's notifications).
+	progress func(done, total int)
 }
 
 type syncReply struct {
@@ -71,6 +74,8 @@ type saveSync struct {
 	failures int
 	shown    shownStates
 	told     map[string]bool // conflicts and errors already announced
+	// waiting are games that ended or were selected while RomM could not be asked.
+	waiting map[string]savesync.Game
 }
 
 func newSaveSync(d *Daemon) *saveSync {
@@ -151,7 +156,7 @@ func (s *saveSync) run(ctx context.Context) error {
 		cfg := s.configure()
 		if cfg.On && !started {
 			started = true
-			s.passAll(ctx, "start")
+			s.passAll(ctx, "start", nil)
 		}
 		// RomM failing: every game again once its backoff has passed.
 		if retryTimer != nil {
@@ -173,11 +178,11 @@ func (s *saveSync) run(ctx context.Context) error {
 				s.mu.Unlock()
 				continue
 			}
-			s.passAll(ctx, "retry")
+			s.passAll(ctx, "retry", nil)
 		case <-wake:
 		case <-tc:
 			if cfg.On && !s.d.eng.snapshot().Playing {
-				s.passAll(ctx, "idle")
+				s.passAll(ctx, "idle", nil)
 			}
 		case r := <-s.reqs:
 			if r.trigger == "game selected" {
@@ -213,22 +218,26 @@ func (s *saveSync) serve(ctx context.Context, cfg savesync.Config, r syncReq) {
 		return
 	}
 	if r.game.ROM == "" {
-		res, err := s.passAll(ctx, r.trigger)
+		res, err := s.passAll(ctx, r.trigger, r.progress)
 		answer(res, err)
 		return
-	}
-	if r.reply == nil && !s.due() {
-		return // RomM is failing: the pass after its backoff takes every game
 	}
 	if r.trigger == "game ended" {
 		s.waitFlush(ctx, r.game)
 	}
+	if r.reply == nil && !s.due() {
+		s.later(r.game) // RomM is failing: the pass after its backoff takes it with every game
+		return
+	}
 	g, err := s.known(ctx, cfg, r.game, r.resolve)
 	if err != nil {
+		if !errors.Is(err, errNotSynced) {
+			s.later(r.game) // RomM could not be asked: with the next pass
+		}
 		answer(savesync.Result{}, err)
 		return
 	}
-	res, err := s.pass(ctx, r.trigger, []savesync.Game{g})
+	res, err := s.pass(ctx, r.trigger, []savesync.Game{g}, r.progress)
 	answer(res, err)
 }
 
@@ -303,7 +312,7 @@ func (s *saveSync) autoLoads(system, rom string) bool {
 // remembers it for the idle passes.
 func (s *saveSync) known(ctx context.Context, cfg savesync.Config, g savesync.Game, resolve bool) (savesync.Game, error) {
 	if !cfg.Covers(g.System) {
-		return g, fmt.Errorf("the saves of %s games are not synced (%s)", g.System, coverWhy(cfg, g.System))
+		return g, fmt.Errorf("the saves of %s games are %w (%s)", g.System, errNotSynced, coverWhy(cfg, g.System))
 	}
 	kept := savesync.Kept{DB: s.d.eng.store()}
 	if old, ok, _ := kept.Game(g.ROM); ok && g.ROMID == 0 {
@@ -323,17 +332,43 @@ func (s *saveSync) known(ctx context.Context, cfg savesync.Config, g savesync.Ga
 			return g, fmt.Errorf("find the game in RomM: %w", err)
 		}
 		if !ok {
-			return g, fmt.Errorf("RomM does not have %s: its saves stay on the cabinet", g.Title())
+			return g, fmt.Errorf("RomM does not have %s: its saves stay on the cabinet (%w)", g.Title(), errNotSynced)
 		}
 		g.ROMID = id
 	}
 	if g.ROMID == 0 {
-		return g, fmt.Errorf("RomM does not have %s: its saves stay on the cabinet", g.Title())
+		return g, fmt.Errorf("RomM does not have %s: its saves stay on the cabinet (%w)", g.Title(), errNotSynced)
 	}
 	if err := kept.Remember(g); err != nil {
 		s.d.log.Warn().Err(err).Msg("save sync")
 	}
 	return g, nil
+}
+
+// errNotSynced is wrapped when a game's saves are not the sync's: RomM does not have it, or its
+// system is not covered.
+var errNotSynced = errors.New("not synced")
+
+// later keeps g for the next pass of every game: it ended or was selected while RomM could not
+// be asked.
+func (s *saveSync) later(g savesync.Game) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.waiting == nil {
+		s.waiting = map[string]savesync.Game{}
+	}
+	if len(s.waiting) < 1000 {
+		s.waiting[g.ROM] = g
+	}
+}
+
+// takeWaiting hands over the games kept by later.
+func (s *saveSync) takeWaiting() map[string]savesync.Game {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := s.waiting
+	s.waiting = nil
+	return w
 }
 
 func coverWhy(cfg savesync.Config, system string) string {
@@ -366,12 +401,32 @@ func (s *saveSync) everyGame(cfg savesync.Config) []savesync.Game {
 	return out
 }
 
-func (s *saveSync) passAll(ctx context.Context, trigger string) (savesync.Result, error) {
+func (s *saveSync) passAll(ctx context.Context, trigger string, progress func(done, total int)) (savesync.Result, error) {
 	cfg := s.configure()
 	if !cfg.On {
 		return savesync.Result{}, errors.New(offReason(cfg))
 	}
-	return s.pass(ctx, trigger, s.everyGame(cfg))
+	gs := s.everyGame(cfg)
+	var lookErr error
+	for rom, g := range s.takeWaiting() {
+		if slices.ContainsFunc(gs, func(x savesync.Game) bool { return x.ROM == rom }) {
+			continue
+		}
+		found, err := s.known(ctx, cfg, g, true)
+		switch {
+		case err == nil:
+			gs = append(gs, found)
+		case !errors.Is(err, errNotSynced):
+			s.later(g) // still not: the pass after
+			lookErr = err
+		}
+	}
+	if len(gs) == 0 && lookErr != nil {
+		s.outcome(ctx, lookErr) // nothing else to try RomM with: its failure holds the passes back
+		s.report()
+		return savesync.Result{}, lookErr
+	}
+	return s.pass(ctx, trigger, gs, progress)
 }
 
 // retryAt is when the passes held back by RomM's failure go again.
@@ -388,7 +443,7 @@ func (s *saveSync) due() bool {
 }
 
 // pass runs one sync and follows up: backoff, Home Assistant, the log.
-func (s *saveSync) pass(ctx context.Context, trigger string, gs []savesync.Game) (savesync.Result, error) {
+func (s *saveSync) pass(ctx context.Context, trigger string, gs []savesync.Game, progress func(done, total int)) (savesync.Result, error) {
 	s.mu.Lock()
 	sy := s.syncer
 	if sy == nil {
@@ -399,9 +454,22 @@ func (s *saveSync) pass(ctx context.Context, trigger string, gs []savesync.Game)
 	s.syncing = true
 	s.mu.Unlock()
 	s.report()
-	res, err := sy.Sync(ctx, trigger, gs)
+	res, err := sy.SyncProgress(ctx, trigger, gs, progress)
 	s.mu.Lock()
 	s.syncing = false
+	s.mu.Unlock()
+	if len(gs) > 0 || err != nil {
+		s.outcome(ctx, err)
+	}
+	s.follow(res)
+	s.report()
+	return res, err
+}
+
+// outcome keeps RomM's backoff: a failed pass holds the next ones back (30 s doubling to
+// 30 min, the reporter's), a pass that went through ends it.
+func (s *saveSync) outcome(ctx context.Context, err error) {
+	s.mu.Lock()
 	switch {
 	case err != nil && ctx.Err() == nil:
 		wait := rommreport.MinServerBackoff
@@ -423,9 +491,6 @@ func (s *saveSync) pass(ctx context.Context, trigger string, gs []savesync.Game)
 	default:
 		s.mu.Unlock()
 	}
-	s.follow(res)
-	s.report()
-	return res, err
 }
 
 // follow logs a pass and tells the household of new conflicts and errors.
@@ -557,19 +622,7 @@ func (s *saveSync) Sync(ctx context.Context, g savesync.Game, progress func(done
 		return savesync.Result{}, errors.New("a game is running: its saves are the emulator's until it ends; sync after it, or name another game")
 	}
 	reply := make(chan syncReply, 1)
-	r := syncReq{trigger: "asked", game: g, resolve: true, reply: reply}
-	s.mu.Lock()
-	if sy := s.syncer; sy != nil {
-		sy.Progress = progress
-	}
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		if sy := s.syncer; sy != nil {
-			sy.Progress = nil
-		}
-		s.mu.Unlock()
-	}()
+	r := syncReq{trigger: "asked", game: g, resolve: true, reply: reply, progress: progress}
 	select {
 	case s.reqs <- r:
 	case <-ctx.Done():

@@ -47,10 +47,11 @@ var wantTools = []string{"batocera_adjust_volume", "batocera_change_save_slot", 
 	"batocera_quit_game", "batocera_reload_games", "batocera_reset_game", "batocera_save_state",
 	"batocera_show_message", "batocera_take_screenshot"}
 
-// wantDaemonTools adds what only the daemon has: the play-time rules' tools and the save sync's.
+// wantDaemonTools adds what only the daemon has: the play-time rules' tools and library_saves (the
+// save tools that change files come with cabinet.romm.sync_saves).
 var wantDaemonTools = func() []string {
 	ts := append(slices.Clone(wantTools), "batocera_get_limits", "batocera_grant_time", "batocera_pause_play", "batocera_set_limits",
-		"library_resolve_save", "library_saves", "library_sync_saves")
+		"library_saves")
 	slices.Sort(ts)
 	return ts
 }()

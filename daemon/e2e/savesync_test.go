@@ -167,9 +167,26 @@ func TestSaveSync(t *testing.T) {
 	}
 	s.awaitLocal("RomM's save in place after keep=romm", sram("handheld-2"))
 	s.obs.AwaitLatest(s.topic("save_sync"), "ok")
-	var res struct{ Detail string }
-	_ = json.Unmarshal([]byte(out), &res)
 	t.Logf("library_resolve_save: %s", out)
+
+	// Asked over MCP: every game, and what one game's saves are.
+	s.play(sram("cabinet-3"), nil)
+	s.awaitRomM("the cabinet's next save in RomM", sram("cabinet-3"))
+	s.fromHandheld(sram("handheld-4"))
+	out, exit, _ = runCabinet(t, s.env(), "call", "library_sync_saves")
+	var synced struct {
+		Counts map[string]int `json:"counts"`
+	}
+	if err := json.Unmarshal([]byte(out), &synced); exit != 0 || err != nil || synced.Counts["downloaded"] != 1 {
+		t.Fatalf("library_sync_saves: exit %d, %v\n%s", exit, err, out)
+	}
+	if b, _ := os.ReadFile(s.srm); !bytes.Equal(b, sram("handheld-4")) {
+		t.Fatalf("after library_sync_saves the save holds %q", b[:12])
+	}
+	out, exit, _ = runCabinet(t, s.env(), "call", "library_saves", "system=nes", "game_id="+library.GameID(s.rom))
+	if exit != 0 || !strings.Contains(out, `"autosave"`) || strings.Count(out, `"emulator"`) < 4 {
+		t.Fatalf("library_saves: exit %d\n%s", exit, out)
+	}
 }
 
 // TestSaveSyncKilled: the daemon killed (SIGKILL) while it downloads a save leaves the cabinet's
@@ -208,4 +225,28 @@ func TestSaveSyncKilled(t *testing.T) {
 			t.Errorf("left behind: %s", e.Name())
 		}
 	}
+}
+
+// TestSaveSyncRomMDown: RomM failing when a game ends leaves the save on the cabinet, the sync in
+// error (doctor's and HA's last error), and the save goes by itself once RomM is back, after
+// the backoff (30 s), with no other event to wake the sync.
+func TestSaveSyncRomMDown(t *testing.T) {
+	cabinettest.Long(t, "the save sync's backoff: 30 s of real time")
+	t.Parallel()
+	s := newSaveRig(t, nil)
+	s.fr.FailWrites(503)
+	s.play(sram("cabinet-1"), nil)
+	st := s.waitStatus("the sync in error", func(st daemon.Status) bool {
+		return st.SaveSync != nil && st.SaveSync.State == "error" && st.SaveSync.LastError != "" && !st.SaveSync.NextTry.IsZero()
+	})
+	t.Logf("while RomM fails: %s (next try %s)", st.SaveSync.LastError, st.SaveSync.NextTry.Format(time.TimeOnly))
+	if n := len(s.fr.Saves(fakeromm.ROMAlphaQuest)); n != 0 {
+		t.Fatalf("RomM holds %d saves while failing", n)
+	}
+	if b, _ := os.ReadFile(s.srm); !bytes.Equal(b, sram("cabinet-1")) {
+		t.Fatal("the save changed")
+	}
+	s.fr.FailWrites(0)
+	s.awaitRomM("the save in RomM after its backoff", sram("cabinet-1"))
+	s.waitStatus("the sync ok again", func(st daemon.Status) bool { return st.SaveSync != nil && st.SaveSync.State == "ok" })
 }

@@ -43,7 +43,7 @@ var (
 func allDefinitions(t *testing.T) []server.ServerTool {
 	t.Helper()
 	ts := buildToolset(newWiring(Deps{History: stubHistory{}, Power: &power.Runner{}, Volume: &sysaudio.Audio{},
-		Household: newFakeHousehold(nil), SaveSync: newFakeSaveSync()}, Options{}))
+		Household: newFakeHousehold(nil), SaveSync: newFakeSaveSync(), SaveSyncWrites: true}, Options{}))
 	return ts.registered(false)
 }
 

@@ -118,7 +118,8 @@ func buildToolset(w wiring) *toolset {
 
 // addLibraryTools registers the library tools of the servers that are
 // configured; the write ones only with cabinet.library.allow_writes. The
-// save tools come with the daemon's save sync (Deps.SaveSync).
+// save tools come with the daemon's save sync (Deps.SaveSync), the ones that
+// change files only when it is asked for (Deps.SaveSyncWrites).
 func addLibraryTools(ts *toolset, w wiring) {
 	lib := w.deps.Library
 	if lib.Platforms == nil {
@@ -162,8 +163,10 @@ func addLibraryTools(ts *toolset, w wiring) {
 	if ss := w.deps.SaveSync; ss != nil {
 		st := saveTools{ss: ss, es: w.deps.ES, guard: w.guard, cabinet: w.deps.Name, loc: w.deps.Location}
 		ts.addRead(st.savesTool())
-		ts.addWrite(st.syncSavesTool())
-		ts.addWrite(st.resolveSaveTool())
+		if w.deps.SaveSyncWrites {
+			ts.addWrite(st.syncSavesTool())
+			ts.addWrite(st.resolveSaveTool())
+		}
 	}
 }
 

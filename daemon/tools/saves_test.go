@@ -122,7 +122,7 @@ func (f *fakeSaveSync) takeCalls() []string {
 
 func saveRig(t *testing.T, opts Options, f *fakeSaveSync) *rig {
 	t.Helper()
-	return newRig(t, rigConfig{opts: opts, deps: func(d *Deps) { d.SaveSync = f }})
+	return newRig(t, rigConfig{opts: opts, deps: func(d *Deps) { d.SaveSync, d.SaveSyncWrites = f, true }})
 }
 
 var saveTools3 = []string{"library_saves", "library_sync_saves", "library_resolve_save"}
@@ -146,20 +146,22 @@ func zeldaConflict(path string) savesync.Conflict {
 
 func TestSaveToolsRegistration(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		opts Options
-		f    *fakeSaveSync
-		want []string
+		name   string
+		opts   Options
+		f      *fakeSaveSync
+		writes bool
+		want   []string
 	}{
-		{"without SaveSync", Options{}, nil, nil},
-		{"with SaveSync", Options{}, newFakeSaveSync(), saveTools3},
-		{"read-only", Options{ReadOnly: true}, newFakeSaveSync(), []string{"library_saves"}},
-		{"dry run", Options{DryRun: true}, newFakeSaveSync(), saveTools3},
+		{"without SaveSync", Options{}, nil, true, nil},
+		{"with SaveSync", Options{}, newFakeSaveSync(), true, saveTools3},
+		{"sync not asked for", Options{}, newFakeSaveSync(), false, []string{"library_saves"}},
+		{"read-only", Options{ReadOnly: true}, newFakeSaveSync(), true, []string{"library_saves"}},
+		{"dry run", Options{DryRun: true}, newFakeSaveSync(), true, saveTools3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRig(t, rigConfig{opts: tc.opts, deps: func(d *Deps) {
 				if tc.f != nil {
-					d.SaveSync = tc.f
+					d.SaveSync, d.SaveSyncWrites = tc.f, tc.writes
 				}
 			}})
 			var got []string

@@ -58,7 +58,7 @@ func fullRig(t *testing.T) *rig {
 			APIIndex: VersionedAPIIndex(filepath.Join(d.Paths.StateDir, "romm-api"), mc)}
 		d.Requests, d.Daemon = requests.Kept{DB: st}, aDaemon{}
 		d.Household = newFakeHousehold(onAt60())
-		d.SaveSync = newFakeSaveSync()
+		d.SaveSync, d.SaveSyncWrites = newFakeSaveSync(), true
 		esc := d.ES.(*es.Client)
 		d.Power = &power.Runner{ES: esc, Routes: es.NewPowerClient(esc)}
 	}})

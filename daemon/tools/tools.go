@@ -66,10 +66,13 @@ type Deps struct {
 	// write tools, adds the limits to batocera_get_status and lets
 	// batocera_launch_game refuse a game the rules would end at once.
 	Household Household
-	// SaveSync, when set, registers library_saves, library_sync_saves and
-	// library_resolve_save, and adds the sync's state to
-	// batocera_get_status.
+	// SaveSync, when set, registers library_saves and adds the sync's state
+	// to batocera_get_status.
 	SaveSync SaveSync
+	// SaveSyncWrites registers library_sync_saves and library_resolve_save too (with SaveSync):
+	// the sync is asked for (cabinet.romm.sync_saves), as the library's other write tools come
+	// with their switches.
+	SaveSyncWrites bool
 	// Games, when set, is the game lists' index shared with other servers
 	// over the same ES (the daemon's normal and dry-run servers): one
 	// index, built once. nil: the server builds its own.

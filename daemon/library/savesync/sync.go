@@ -45,8 +45,6 @@ type Syncer struct {
 	AutoLoads func(system, rom string) bool
 	Now       func() time.Time
 	Log       zerolog.Logger
-	// Progress, when set, is told how many saves of the pass are done.
-	Progress func(done, total int)
 
 	mu sync.Mutex
 }
@@ -95,6 +93,11 @@ func (r Result) Count(a string) int {
 // refusing the token): nothing was changed and the pass is to be tried again later; what
 // happened to each save is in the Result.
 func (s *Syncer) Sync(ctx context.Context, trigger string, gs []Game) (Result, error) {
+	return s.SyncProgress(ctx, trigger, gs, nil)
+}
+
+// SyncProgress is Sync telling progress, when set, how many saves of the pass are done.
+func (s *Syncer) SyncProgress(ctx context.Context, trigger string, gs []Game, progress func(done, total int)) (Result, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := &pass{s: s, byKey: map[string]*slotState{}}
@@ -147,8 +150,8 @@ func (s *Syncer) Sync(ctx context.Context, trigger string, gs []Game) (Result, e
 		case Failed:
 			failed++
 		}
-		if s.Progress != nil {
-			s.Progress(i+1, len(p.order))
+		if progress != nil {
+			progress(i+1, len(p.order))
 		}
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
