@@ -32,14 +32,7 @@ func (d *Daemon) newRomMLink(cfg rommreport.Config) (*rommreport.Link, error) {
 	if err != nil {
 		return nil, err
 	}
-	root := cfg.Root
-	res := &rommreport.FileResolver{Lookup: rommreport.RomMLookup{Client: c, Platforms: platforms.Default().WithOverrides(cfg.PlatformMap)},
-		Path:   func(p string) string { return filepath.Join(root, p) },
-		Limits: romhash.Limits{MaxFileBytes: 256 << 20},
-		Installed: func(rom string) (int, bool) {
-			rec, err := install.Kept{DB: d.eng.store()}.InstallAt(rom)
-			return rec.ROMID, err == nil && rec.RomM == cfg.URL && rec.ROMID > 0
-		}}
+	res := d.romResolver(c, cfg.URL, cfg.Root, cfg.PlatformMap)
 	return &rommreport.Link{Config: cfg, Client: c, Resolver: res,
 		Reporter: &rommreport.Reporter{Store: rommreport.Marks{DB: d.eng.store()}, Post: rommreport.RomMPoster{Client: c, DeviceID: cfg.DeviceID},
 			Resolve: res, Since: cfg.Since, Now: d.clock.Now}}, nil
@@ -55,4 +48,17 @@ func (d *Daemon) rommClient(cfg rommreport.Config) (*romm.Client, error) {
 		}
 	}
 	return romm.New(romm.Config{URL: cfg.URL, Token: cfg.Token, CAFile: cfg.CAFile})
+}
+
+// romResolver finds a game's RomM id for the reporting and the save sync: its install record
+// from this RomM first, else the file's hashes the way RomM computes them (under root), else its
+// name within the system's platforms.
+func (d *Daemon) romResolver(c *romm.Client, url, root string, platformMap map[string]string) *rommreport.FileResolver {
+	return &rommreport.FileResolver{Lookup: rommreport.RomMLookup{Client: c, Platforms: platforms.Default().WithOverrides(platformMap)},
+		Path:   func(p string) string { return filepath.Join(root, p) },
+		Limits: romhash.Limits{MaxFileBytes: 256 << 20},
+		Installed: func(rom string) (int, bool) {
+			rec, err := install.Kept{DB: d.eng.store()}.InstallAt(rom)
+			return rec.ROMID, err == nil && rec.RomM == url && rec.ROMID > 0
+		}}
 }

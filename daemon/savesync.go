@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"sync"
@@ -14,8 +13,6 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/daemon/household"
 	"github.com/batocera-cabinet/cabinet/daemon/library/install"
-	"github.com/batocera-cabinet/cabinet/daemon/library/platforms"
-	"github.com/batocera-cabinet/cabinet/daemon/library/romhash"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romm"
 	"github.com/batocera-cabinet/cabinet/daemon/library/rommreport"
 	"github.com/batocera-cabinet/cabinet/daemon/library/savesync"
@@ -279,14 +276,7 @@ func (s *saveSync) configure() savesync.Config {
 			return ""
 		},
 		AutoLoads: s.autoLoads, Now: s.d.clock.Now, Log: s.d.log}
-	root := cfg.Root
-	s.resolver = &rommreport.FileResolver{Lookup: rommreport.RomMLookup{Client: c, Platforms: platforms.Default().WithOverrides(cfg.PlatformMap)},
-		Path:   func(p string) string { return filepath.Join(root, p) },
-		Limits: romhash.Limits{MaxFileBytes: 256 << 20},
-		Installed: func(rom string) (int, bool) {
-			rec, err := install.Kept{DB: s.d.eng.store()}.InstallAt(rom)
-			return rec.ROMID, err == nil && rec.RomM == cfg.URL && rec.ROMID > 0
-		}}
+	s.resolver = s.d.romResolver(c, cfg.URL, cfg.Root, cfg.PlatformMap)
 	return cfg
 }
 

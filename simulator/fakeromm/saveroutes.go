@@ -213,6 +213,23 @@ func deviceBody(c *call) string {
 // confirmSaveDownload is POST /api/saves/{id}/downloaded: the device has
 // the save now (what an optimistic download does at once).
 func (s *Server) confirmSaveDownload(c *call) {
+	s.deviceSaveWrite(c, func(r *saveRow, dev *Device) {
+		s.state.saves.upsertSync(dev.ID, r.id, r.updatedAt)
+		dev.LastSeen = s.now()
+	})
+}
+
+// trackSave is POST /api/saves/{id}/untrack (untrack) and /track.
+func (s *Server) trackSave(untrack bool) func(*call) {
+	return func(c *call) {
+		s.deviceSaveWrite(c, func(r *saveRow, dev *Device) { s.state.saves.setUntracked(dev.ID, r.id, untrack, s.now()) })
+	}
+}
+
+// deviceSaveWrite is the shape of the routes that change a device's view of one save ({id},
+// body {device_id}, devices.write): apply runs under the state's lock on the caller's save and
+// device, and the save is answered as SaveSchema.
+func (s *Server) deviceSaveWrite(c *call, apply func(r *saveRow, dev *Device)) {
 	id := c.p.pathInt("id", c.vars["id"], false)
 	deviceID := deviceBody(c)
 	if !c.writeReady(ScopeDevicesWrite) {
@@ -229,33 +246,8 @@ func (s *Server) confirmSaveDownload(c *call) {
 	if !ok {
 		return
 	}
-	s.state.saves.upsertSync(dev.ID, r.id, r.updatedAt)
-	dev.LastSeen = s.now()
+	apply(r, dev)
 	writeJSON(c.w, http.StatusOK, s.saveSchema(r, dev))
-}
-
-// trackSave is POST /api/saves/{id}/untrack (untrack) and /track.
-func (s *Server) trackSave(untrack bool) func(*call) {
-	return func(c *call) {
-		id := c.p.pathInt("id", c.vars["id"], false)
-		deviceID := deviceBody(c)
-		if !c.writeReady(ScopeDevicesWrite) {
-			return
-		}
-		s.state.mu.Lock()
-		defer s.state.mu.Unlock()
-		r := s.state.saves.row(id, ownerID)
-		if r == nil {
-			saveNotFound(c, id)
-			return
-		}
-		dev, ok := s.resolveDevice(c, identity{}, deviceID, "")
-		if !ok {
-			return
-		}
-		s.state.saves.setUntracked(dev.ID, r.id, untrack, s.now())
-		writeJSON(c.w, http.StatusOK, s.saveSchema(r, dev))
-	}
 }
 
 // countCompleted is increment_operations_completed (any status).

@@ -57,13 +57,12 @@ func (b Backups) name(system, file, tag string, now time.Time) string {
 
 // Copy is one file in the backup folder.
 type Copy struct {
-	Path    string    `json:"path"`
-	Save    string    `json:"save"` // the save's file name
-	RomM    bool      `json:"romm"` // RomM's side of a conflict, not a backup
-	Size    int64     `json:"size"`
-	MadeAt  time.Time `json:"made_at"`
-	System  string    `json:"system"`
-	modTime time.Time
+	Path   string    `json:"path"`
+	Save   string    `json:"save"` // the save's file name
+	RomM   bool      `json:"romm"` // RomM's side of a conflict, not a backup
+	Size   int64     `json:"size"`
+	MadeAt time.Time `json:"made_at"`
+	System string    `json:"system"`
 }
 
 // List is every copy in the backup folder, newest first.
@@ -92,7 +91,7 @@ func (b Backups) listSystem(system string) []Copy {
 			continue
 		}
 		if fi, err := e.Info(); err == nil {
-			c.Size, c.modTime = fi.Size(), fi.ModTime()
+			c.Size = fi.Size()
 		}
 		c.Path, c.System = filepath.Join(b.Dir, system, e.Name()), system
 		out = append(out, c)

@@ -55,16 +55,15 @@ type Conflict struct {
 	LocalHash string    `json:"local_hash"`
 	LocalAt   time.Time `json:"local_at"`
 	// RomM's side.
-	SaveID    int       `json:"save_id"`
-	RomMFile  string    `json:"romm_file"` // cleaned, for display
-	RomMHash  string    `json:"romm_hash"`
-	RomMAt    time.Time `json:"romm_at"`
-	RomMFrom  string    `json:"romm_from,omitempty"` // the device that uploaded it, when RomM says
-	Copy      string    `json:"copy"`                // RomM's bytes, in the backup folder
-	Reason    string    `json:"reason"`
-	Found     time.Time `json:"found"`
-	HiddenBy  string    `json:"hidden_by,omitempty"` // a state Batocera loads at launch
-	lastError string
+	SaveID   int       `json:"save_id"`
+	RomMFile string    `json:"romm_file"` // cleaned, for display
+	RomMHash string    `json:"romm_hash"`
+	RomMAt   time.Time `json:"romm_at"`
+	RomMFrom string    `json:"romm_from,omitempty"` // the device that uploaded it, when RomM says
+	Copy     string    `json:"copy"`                // RomM's bytes, in the backup folder
+	Reason   string    `json:"reason"`
+	Found    time.Time `json:"found"`
+	HiddenBy string    `json:"hidden_by,omitempty"` // a state Batocera loads at launch
 }
 
 // Journal is the history of syncs and today's figures.

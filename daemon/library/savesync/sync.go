@@ -435,18 +435,7 @@ func (p *pass) download(ctx context.Context, session int, st *slotState, op romm
 		}
 		return nil
 	}
-	r, w := io.Pipe()
-	errc := make(chan error, 1)
-	go func() {
-		_, err := s.Remote.DownloadSave(ctx, op.SaveID, s.DeviceID, session, w, MaxSaveBytes)
-		w.CloseWithError(err)
-		errc <- err
-	}()
-	_, _, err := writeSynced(st.path, r, MaxSaveBytes, want, ready)
-	r.CloseWithError(errors.New("abandoned"))
-	if derr := <-errc; err == nil {
-		err = derr // writeSynced's own error, when it has one, says more (a full disk)
-	}
+	_, err := s.fetch(ctx, op.SaveID, session, st.path, want, ready)
 	if err != nil {
 		it.Action, it.Detail = Failed, "download: "+clean(err.Error(), 300)+" (the save on the cabinet is as it was)"
 		return it
@@ -474,6 +463,24 @@ func (p *pass) download(ctx context.Context, session int, st *slotState, op romm
 		it.Hidden = s.hiddenBy(st.game)
 	}
 	return it
+}
+
+// fetch downloads RomM's save id into path the safe way (writeSynced: want and ready as there)
+// and returns the bytes' md5. The download streams into the temp file: nothing is held in memory.
+func (s *Syncer) fetch(ctx context.Context, id, session int, path, want string, ready func() error) (string, error) {
+	r, w := io.Pipe()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := s.Remote.DownloadSave(ctx, id, s.DeviceID, session, w, MaxSaveBytes)
+		w.CloseWithError(err)
+		errc <- err
+	}()
+	_, sum, err := writeSynced(path, r, MaxSaveBytes, want, ready)
+	r.CloseWithError(errors.New("abandoned"))
+	if derr := <-errc; err == nil {
+		err = derr // writeSynced's own error, when it has one, says more (a full disk)
+	}
+	return sum, err
 }
 
 // hiddenBy names the state Batocera loads when the game starts, which takes over from the
@@ -505,18 +512,7 @@ func (p *pass) conflict(ctx context.Context, session int, st *slotState, saveID 
 		want = hash
 	}
 	dst := s.Backups.RomMCopy(st.game.System, filepath.Base(st.path), s.now())
-	r, w := io.Pipe()
-	errc := make(chan error, 1)
-	go func() {
-		_, err := s.Remote.DownloadSave(ctx, saveID, s.DeviceID, session, w, MaxSaveBytes)
-		w.CloseWithError(err)
-		errc <- err
-	}()
-	_, sum, err := writeSynced(dst, r, MaxSaveBytes, want, nil)
-	r.CloseWithError(errors.New("abandoned"))
-	if derr := <-errc; err == nil {
-		err = derr
-	}
+	sum, err := s.fetch(ctx, saveID, session, dst, want, nil)
 	if err != nil {
 		it.Action, it.Detail = Failed, "a conflict: RomM's save could not be kept beside the cabinet's ("+clean(err.Error(), 200)+"); the cabinet's save is as it was"
 		return it
