@@ -55,6 +55,20 @@ type HTTP struct {
 	// Access is Cloudflare Access (cabinet.mcp.cf_access.*); nil: off,
 	// and the assertion header is ignored.
 	Access *Access
+	// OAuth is the cabinet's own authorization server (cabinet.mcp.oauth);
+	// nil: off, and its paths answer a JSON 404.
+	OAuth *OAuth
+}
+
+// OAuth is sign-in for MCP clients (package oauth).
+type OAuth struct {
+	// PublicURL is the https origin clients use (cabinet.mcp.public_url);
+	// its host joins the Host allow-list.
+	PublicURL string
+	// ClientHosts are the hosts whose client metadata documents are read:
+	// nil the known clients' (cimd.DefaultHosts), {"*"} any public host,
+	// empty and non-nil none.
+	ClientHosts []string
 }
 
 // Access is the Cloudflare Access application whose assertions MCP over

@@ -112,6 +112,8 @@ type Daemon struct {
 	// saveWake wakes the save sync when its configuration changes; saves is the sync.
 	saveWake chan struct{}
 	saves    *saveSync
+	// clients publishes the MCP clients signed in through OAuth.
+	clients *mcpClients
 	// requestsWake wakes the library request follower when a request is
 	// added or changed.
 	requestsWake chan struct{}
@@ -193,6 +195,7 @@ func Run(ctx context.Context, opts Options) error {
 	d.power = &sensors.PowerState{Host: sensorHost{d}, Clock: d.clock, Log: d.log}
 	d.household = d.newEnforcer()
 	d.saves = newSaveSync(d)
+	d.clients = newMCPClients(d)
 	defer d.eng.stop()
 	if lg != nil {
 		d.intake = newHookIntake(lg, d.eng, d.clock, d.log)
@@ -278,6 +281,7 @@ func Run(ctx context.Context, opts Options) error {
 		{"household", d.household.Run},
 		{"romm-report", d.reportRomM},
 		{"save-sync", d.saves.run},
+		{"mcp-clients", d.clients.run},
 		{"installs", d.keepInstalls},
 		{"requests", d.followRequests},
 	}

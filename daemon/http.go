@@ -7,6 +7,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -17,6 +18,8 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/daemon/cfaccess"
 	"github.com/batocera-cabinet/cabinet/daemon/httpauth"
+	"github.com/batocera-cabinet/cabinet/daemon/oauth"
+	"github.com/batocera-cabinet/cabinet/daemon/oauth/cimd"
 	"github.com/batocera-cabinet/cabinet/daemon/tlsconf"
 	"github.com/batocera-cabinet/cabinet/daemon/tools"
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
@@ -78,7 +81,7 @@ func (d *Daemon) serveHTTP(ctx context.Context, ln net.Listener) error {
 		return err
 	}
 	opts := httpauth.Options{
-		TokenPath: tokenPath, AllowedHosts: cfg.HTTP.AllowedHosts, AllowedOrigins: cfg.HTTP.AllowedOrigins,
+		TokenPath: tokenPath, AllowedOrigins: cfg.HTTP.AllowedOrigins,
 		Now: d.clock.Now, OnDenied: d.deniedLogger(),
 		OnError: func(err error) { d.log.Warn().Err(err).Msg("MCP over HTTP: a token's last use was not recorded") },
 	}
@@ -89,6 +92,7 @@ func (d *Daemon) serveHTTP(ctx context.Context, ln net.Listener) error {
 	}
 	scheme := "http"
 	event := d.log.Info()
+	var cert *tlsconf.Info // the certificate served; nil: plain HTTP only
 	if tc := cfg.HTTP.TLS; tc.On() {
 		addr := ln.Addr().String()
 		src := d.openTLS(ctx, tc, cfg.Layout.State, addr)
@@ -100,10 +104,7 @@ func (d *Daemon) serveHTTP(ctx context.Context, ln net.Listener) error {
 		ln = tlsconf.Listen(ln, src.Config(), tlsconf.ListenOptions{Plain: !tc.Only, SniffTimeout: httpHeaderTimeout})
 		scheme = "https"
 		info := src.Info()
-		// The names the certificate was made for (tailscale cert's
-		// <host>.<tailnet>.ts.net) are the cabinet's own: a client that
-		// checks the certificate uses one of them as its Host.
-		opts.AllowedHosts = append(slices.Clone(opts.AllowedHosts), certHosts(info)...)
+		cert = &info
 		event = event.Str("tls", info.Source).Str("subject", info.Subject).Time("expires", info.NotAfter).Bool("plain_http", !tc.Only)
 		if tc.SelfSigned {
 			event = event.Str("fingerprint", info.Fingerprint)
@@ -112,14 +113,18 @@ func (d *Daemon) serveHTTP(ctx context.Context, ln net.Listener) error {
 	if opts.Access != nil {
 		event = event.Str("cf_access", cfg.HTTP.Access.TeamDomain).Strs("cf_access_scopes", opts.AccessScopes)
 	}
+	opts.AllowedHosts = allowedHosts(cfg.HTTP, cert)
+	var as *oauth.Server
+	if o := cfg.HTTP.OAuth; o != nil {
+		if as = d.newOAuth(o, cfg.Layout.OAuth()); as != nil {
+			opts.OAuth, opts.ToolScope = as, tools.ToolScope
+			event = event.Str("oauth_issuer", as.Issuer())
+		}
+	}
 	guard := httpauth.New(opts)
-	mcp := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		d.mcp.mu.Lock()
-		h := d.mcp.http
-		d.mcp.mu.Unlock()
-		h.ServeHTTP(w, r)
-	})
-	srv := &http.Server{Handler: guard.Wrap(mcp), ReadHeaderTimeout: httpHeaderTimeout, IdleTimeout: 2 * time.Minute,
+	// Both Host checks, the guard's and mcp-go's behind it, use the
+	// guard's whole list (mcpHTTP says why mcp-go needs it).
+	srv := &http.Server{Handler: guard.Wrap(d.mcpHTTP(guard.Hosts())), ReadHeaderTimeout: httpHeaderTimeout, IdleTimeout: 2 * time.Minute,
 		ErrorLog: log.New(serverErrors{d.log}, "", 0)}
 	shut := make(chan struct{})
 	go func() {
@@ -137,6 +142,9 @@ func (d *Daemon) serveHTTP(ctx context.Context, ln net.Listener) error {
 		<-shut
 	}
 	guard.Flush() // the last token uses written before the state dir may go
+	if as != nil {
+		as.Flush()
+	}
 	d.mu.Lock()
 	d.http.addr = ""
 	d.mu.Unlock()
@@ -240,6 +248,29 @@ func selfSignedHosts() []string {
 	return hosts
 }
 
+// allowedHosts are the Host header values MCP over HTTP accepts besides
+// loopback and the machine's own names and addresses, which httpauth adds:
+// cabinet.mcp.allowed_hosts (a tunnel's or a proxy's public hostname) and
+// the names of the certificate served (cert; nil when there is none).
+// Through httpauth.Guard.Hosts this one list feeds both Host checks, the
+// guard's and mcp-go's, so a new source of names is added here only.
+func allowedHosts(cfg HTTP, cert *tlsconf.Info) []string {
+	hosts := slices.Clone(cfg.AllowedHosts)
+	if cfg.OAuth != nil {
+		// The issuer's host: the address clients sign in at and call.
+		if u, err := url.Parse(cfg.OAuth.PublicURL); err == nil && u.Hostname() != "" {
+			hosts = append(hosts, u.Hostname())
+		}
+	}
+	if cert != nil {
+		// The names the certificate was made for (tailscale cert's
+		// <host>.<tailnet>.ts.net) are the cabinet's own: a client that
+		// checks the certificate uses one of them as its Host.
+		hosts = append(hosts, certHosts(*cert)...)
+	}
+	return hosts
+}
+
 // certHosts are a certificate's DNS names that can be a Host header: not
 // wildcards, which the Host allow-list does not match.
 func certHosts(i tlsconf.Info) []string {
@@ -299,4 +330,31 @@ func (w serverErrors) Write(p []byte) (int, error) {
 		w.log.Debug().Str("detail", untrusted.Clean(line, 300)).Msg("MCP over HTTP: server error")
 	}
 	return len(p), nil
+}
+
+// newOAuth builds the cabinet's authorization server (cabinet.mcp.oauth):
+// client metadata documents read from the configured hosts, the PIN shown
+// through the links in force when a sign-in starts, its changes of the
+// clients' file told to sensor.batocera_mcp_clients. Nil when the public
+// URL cannot be the issuer (cmd/cabinet checked it already).
+func (d *Daemon) newOAuth(o *OAuth, statePath string) *oauth.Server {
+	var meta oauth.Metadata
+	if o.ClientHosts == nil || len(o.ClientHosts) > 0 {
+		meta = cimd.New(cimd.Options{Hosts: o.ClientHosts, Now: d.clock.Now})
+	}
+	srv, err := oauth.New(oauth.Config{PublicURL: o.PublicURL, StatePath: statePath, Screen: linksScreen{d},
+		Metadata: meta, Clock: d.clock, Log: d.log, OnChange: d.clients.changed})
+	if err != nil {
+		d.log.Error().Err(err).Msg("OAuth sign-in is off: fix cabinet.mcp.public_url")
+		return nil
+	}
+	return srv
+}
+
+// linksScreen shows a line on the cabinet's screen through the links in
+// force at that moment (a reload may change ES's or RetroArch's address).
+type linksScreen struct{ d *Daemon }
+
+func (s linksScreen) Show(ctx context.Context, text string) error {
+	return s.d.links().Screen().Show(ctx, text)
 }

@@ -24,13 +24,13 @@ import (
 // mcpSet is the daemon's links (every client of the configuration in force, package links) and
 // its MCP servers over them: the normal one and a dry-run one (for `cabinet call --dry-run`
 // through the socket), rebuilt together when the configuration changes. The servers share the
-// links' clients, installer and search index, the daemon's rate limits and play history.
+// links' clients, installer and search index, the daemon's rate limits and play history. MCP
+// over HTTP serves the normal one (mcpHTTP).
 type mcpSet struct {
 	mu     sync.Mutex
 	links  *links.Links
 	normal *tools.Server
 	dry    *tools.Server
-	http   http.Handler
 }
 
 // buildLinks builds the links of cfg and the MCP servers over them, and puts them in force.
@@ -50,21 +50,47 @@ func (d *Daemon) buildLinks(cfg *Config) error {
 	if err != nil {
 		return err
 	}
-	h := server.NewStreamableHTTPServer(normal.MCP(),
-		server.WithHeartbeatInterval(30*time.Second),
-		server.WithSessionIdleTTL(30*time.Minute),
-		server.WithHTTPContextFunc(httpScopes), // the token's scopes, for every tool call (http.go)
-		// The guard in front (httpauth) checks every request's Host against
-		// the allow-list, the defence against DNS rebinding. mcp-go's own
-		// check refuses any Host but a loopback one on a loopback
-		// connection, which is how cloudflared, tailscale serve or any proxy
-		// on the cabinet reach it: every allowed public hostname would be
-		// refused there.
-		server.WithDisableLocalhostProtection(true))
 	d.mcp.mu.Lock()
-	d.mcp.links, d.mcp.normal, d.mcp.dry, d.mcp.http = l, normal, dry, h
+	d.mcp.links, d.mcp.normal, d.mcp.dry = l, normal, dry
 	d.mcp.mu.Unlock()
 	return nil
+}
+
+// mcpHTTP is MCP over Streamable HTTP, for serveHTTP to put behind its
+// guard: mcp-go's handler of the MCP server in force, made again at the
+// first request after a reload has put a new one in force (the old one's
+// sessions end with it; their clients initialize again).
+//
+// hosts is the guard's Host allow-list (httpauth.Guard.Hosts), which
+// mcp-go's own check against DNS rebinding gets as well. The handler is
+// made here, not in buildLinks, because that list is only complete once
+// serveHTTP has the certificate's names. Left without a list, mcp-go's
+// check refuses any Host but a loopback one on a loopback connection,
+// which is how cloudflared, tailscale serve or any proxy on the cabinet
+// reach it with an allowed public hostname; turning the check off
+// (WithDisableLocalhostProtection) turns its allow-list off too. With the
+// guard's list it refuses nothing the guard lets through, and still
+// refuses a foreign Host should a request ever reach it another way.
+func (d *Daemon) mcpHTTP(hosts []string) http.Handler {
+	var (
+		mu  sync.Mutex
+		srv *tools.Server // the server h serves
+		h   http.Handler
+	)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cur := d.mcpServer(false)
+		mu.Lock()
+		if cur != srv {
+			srv, h = cur, server.NewStreamableHTTPServer(cur.MCP(),
+				server.WithHeartbeatInterval(30*time.Second),
+				server.WithSessionIdleTTL(30*time.Minute),
+				server.WithHTTPContextFunc(httpScopes), // the token's scopes, for every tool call (http.go)
+				server.WithAllowedHosts(hosts...))
+		}
+		serve := h
+		mu.Unlock()
+		serve.ServeHTTP(w, r)
+	})
 }
 
 // links are the clients of the configuration in force.

@@ -18,7 +18,7 @@ var allSources = Sources{CPUTemperature: true, Audio: true, Controllers: true, U
 func daemonSettings() Settings {
 	s := goldenSettings()
 	s.Daemon, s.Controls, s.Power, s.Has, s.MAC = true, true, true, allSources, "b8:27:eb:12:34:56"
-	s.Household, s.LimitsOn, s.SaveSync = true, true, true
+	s.Household, s.LimitsOn, s.SaveSync, s.MCPClients = true, true, true, true
 	return s
 }
 
@@ -95,34 +95,36 @@ func TestDiscoverySets(t *testing.T) {
 	hh := []string{Limits, DailyLimit, TimeLeftToday, LimitState, ExtraTime, ExtraTime30, ExtraTime60, PausePlay, LimitEvent}
 	limits := []string{TimeLeftToday, LimitState, LimitEvent} // what a parent reads
 	saves := []string{SaveSyncKey, SaveProblemKey}
+	mcp := []string{MCPClientsKey}
 	cat := func(parts ...[]string) []string { return slices.Concat(parts...) }
 	tests := []struct {
 		name              string
 		daemon, ctrl, pow bool
 		household, lim    bool
-		saveSync          bool
+		saveSync, mcp     bool
 		has               Sources
 		noVersion         bool
 		want, wantKept    []string
 	}{
-		{"hook", false, false, false, false, false, false, allSources, false, play, cat(diag, sys, ctl, pwr, hh, saves)},
-		{"hook with everything on", false, true, true, true, true, true, allSources, false, play, cat(diag, sys, ctl, pwr, hh, saves)},
-		{"daemon", true, false, false, false, false, false, allSources, false, cat(play, diag, sys), nil},
-		{"daemon with controls", true, true, false, false, false, false, allSources, false, cat(play, diag, sys, ctl), nil},
-		{"daemon with power", true, false, true, false, false, false, allSources, false, cat(play, diag, sys, pwr), nil},
-		{"daemon with household controls", true, false, false, true, false, false, allSources, false, cat(play, diag, sys, hh), nil},
-		{"daemon with limits on only", true, false, false, false, true, false, allSources, false, cat(play, diag, sys, limits), nil},
-		{"daemon with save sync", true, false, false, false, false, true, allSources, false, cat(play, diag, sys, saves), nil},
-		{"daemon with everything", true, true, true, true, true, true, allSources, false, cat(play, diag, sys, ctl, pwr, hh, saves), nil},
+		{"hook", false, false, false, false, false, false, false, allSources, false, play, cat(diag, sys, ctl, pwr, hh, saves, mcp)},
+		{"hook with everything on", false, true, true, true, true, true, true, allSources, false, play, cat(diag, sys, ctl, pwr, hh, saves, mcp)},
+		{"daemon", true, false, false, false, false, false, false, allSources, false, cat(play, diag, sys), nil},
+		{"daemon with controls", true, true, false, false, false, false, false, allSources, false, cat(play, diag, sys, ctl), nil},
+		{"daemon with power", true, false, true, false, false, false, false, allSources, false, cat(play, diag, sys, pwr), nil},
+		{"daemon with household controls", true, false, false, true, false, false, false, allSources, false, cat(play, diag, sys, hh), nil},
+		{"daemon with limits on only", true, false, false, false, true, false, false, allSources, false, cat(play, diag, sys, limits), nil},
+		{"daemon with save sync", true, false, false, false, false, true, false, allSources, false, cat(play, diag, sys, saves), nil},
+		{"daemon with sign-in", true, false, false, false, false, false, true, allSources, false, cat(play, diag, sys, mcp), nil},
+		{"daemon with everything", true, true, true, true, true, true, true, allSources, false, cat(play, diag, sys, ctl, pwr, hh, saves, mcp), nil},
 		// No dead entities: what the cabinet lacks is not announced (power state always is).
-		{"daemon on a bare machine", true, false, false, false, false, false, Sources{}, true, cat(play, bareDiag, []string{PowerState, Artwork, LastScreenshot, PlayTimeToday}), nil},
-		{"update needs the installed version", true, false, false, false, false, false, Sources{Update: true}, true, cat(play, bareDiag, []string{PowerState, Artwork, LastScreenshot, PlayTimeToday}), nil},
+		{"daemon on a bare machine", true, false, false, false, false, false, false, Sources{}, true, cat(play, bareDiag, []string{PowerState, Artwork, LastScreenshot, PlayTimeToday}), nil},
+		{"update needs the installed version", true, false, false, false, false, false, false, Sources{Update: true}, true, cat(play, bareDiag, []string{PowerState, Artwork, LastScreenshot, PlayTimeToday}), nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := goldenSettings()
 			s.Daemon, s.Controls, s.Power, s.Has = tt.daemon, tt.ctrl, tt.pow, tt.has
-			s.Household, s.LimitsOn, s.SaveSync = tt.household, tt.lim, tt.saveSync
+			s.Household, s.LimitsOn, s.SaveSync, s.MCPClients = tt.household, tt.lim, tt.saveSync, tt.mcp
 			if tt.noVersion {
 				s.BatoceraVersion = ""
 			}
@@ -167,8 +169,13 @@ func TestDaemonConfigs(t *testing.T) {
 		power := slices.Contains([]string{RestartES, Reboot, Shutdown}, key)
 		switch {
 		case cfg["entity_category"] == "diagnostic":
-			if !strings.Contains(m.Topic, "/sensor/") || cfg["expire_after"] != float64(180) {
-				t.Errorf("%s: a diagnostic %s with expire_after %v, want a sensor with 180", m.Topic, key, cfg["expire_after"])
+			// Published every minute, they expire after three; mcp_clients is published on change.
+			want := any(float64(180))
+			if key == MCPClientsKey {
+				want = nil
+			}
+			if !strings.Contains(m.Topic, "/sensor/") || cfg["expire_after"] != want {
+				t.Errorf("%s: a diagnostic %s with expire_after %v, want a sensor with %v", m.Topic, key, cfg["expire_after"], want)
 			}
 			if cfg["state_topic"] != s.StateTopic(key) || cfg["command_topic"] != nil {
 				t.Errorf("%s: state_topic %v command_topic %v", key, cfg["state_topic"], cfg["command_topic"])

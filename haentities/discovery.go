@@ -136,8 +136,8 @@ func Config(s Settings, e Entity, at time.Time) Message {
 
 // Catalogue is every entity the publisher of s announces, in publishing order: play tracking, then
 // for the daemon the diagnostics and the power, volume, controller and update entities whose source
-// this cabinet has (Settings.Has), its controls, its power buttons, the household entities and the
-// save sync entities when their settings are on.
+// this cabinet has (Settings.Has), its controls, its power buttons, the household entities, the
+// save sync entities and the MCP clients sensor when their settings are on.
 func Catalogue(s Settings) []Entity {
 	cat := PlayTracking()
 	if !s.Daemon {
@@ -173,19 +173,23 @@ func (s Settings) announces(key string) bool {
 
 // daemonEntities is every entity only the daemon announces, whatever this cabinet has or has on.
 func daemonEntities() []Entity {
-	return slices.Concat(Diagnostics(), systemEntities(), Controls(), PowerButtons(), HouseholdEntities(), SaveSyncEntities())
+	return slices.Concat(Diagnostics(), systemEntities(), Controls(), PowerButtons(), HouseholdEntities(), SaveSyncEntities(),
+		MCPClientsEntities())
 }
 
 // settingOn says whether the setting that gates a daemon entity is on: the household entities with
-// theirs, the save sync entities with cabinet.romm.sync_saves, the power buttons with
-// cabinet.ha.power, the other buttons and the notify entity with cabinet.ha.controls; the others
-// have none.
+// theirs, the save sync entities with cabinet.romm.sync_saves, the MCP clients sensor with sign-in
+// (cabinet.mcp.oauth), the power buttons with cabinet.ha.power, the other buttons and the notify
+// entity with cabinet.ha.controls; the others have none.
 func settingOn(s Settings, e Entity) bool {
 	if on, ok := householdOn(s, e.Key); ok {
 		return on
 	}
 	if on, ok := saveSyncOn(s, e.Key); ok {
 		return on
+	}
+	if e.Key == MCPClientsKey {
+		return s.MCPClients
 	}
 	switch e.Component {
 	case ComponentButton:
@@ -229,10 +233,10 @@ func DiscoveryTopics(s Settings) []string {
 }
 
 // KeptTopics lists the config topics the publisher of s neither announces nor clears: for a hook, the
-// daemon's diagnostics, controls, household and save sync entities. A hook never updates those
-// entities, and clearing their configs whenever it runs without the daemon (a daemon stopped before a
-// shutdown's last events) would delete them in HA and lose their history and customisations. The
-// daemon owns every config: nil.
+// daemon's diagnostics, controls, household, save sync and MCP clients entities. A hook never updates
+// those entities, and clearing their configs whenever it runs without the daemon (a daemon stopped
+// before a shutdown's last events) would delete them in HA and lose their history and
+// customisations. The daemon owns every config: nil.
 func KeptTopics(s Settings) []string {
 	if s.Daemon {
 		return nil

@@ -18,7 +18,7 @@ func FuzzPayloads(f *testing.F) {
 	f.Add(strings.Repeat("ア", 300), "snes\n", "a\"b\\c", "x", "dim")
 	f.Fuzz(func(t *testing.T, game, system, rom, systemName, ssType string) {
 		s := Settings{ID: "fuzz", Name: systemName, Model: rom, BatoceraVersion: game, Daemon: true, Controls: true,
-			Household: true, SaveSync: true}
+			Household: true, SaveSync: true, MCPClients: true}
 		sess := Session{ID: "20260102T190000.000Z-1c2d3e4f", Game: game, System: system, SystemName: systemName,
 			Rom: rom, Source: "es", Started: goldenNow, Ended: goldenNow.Add(time.Minute), Duration: time.Minute}
 		snap := Snapshot{Online: true, Activity: ActivityPlaying, Playing: true, Current: sess, Screensaver: true,
@@ -32,6 +32,8 @@ func FuzzPayloads(f *testing.F) {
 		msgs = append(msgs, SaveSyncStates(s, SaveSyncState{State: ssType, LastError: game, UploadsToday: len(rom) - 5}, goldenNow)...)
 		msgs = append(msgs, SaveProblemMessage(s, SaveProblem{Kind: ssType, Game: game, System: system, ROM: rom, Slot: systemName,
 			Detail: game, Todo: rom}, goldenNow))
+		msgs = append(msgs, MCPClientsStates(s, MCPClientsState{Clients: []MCPClient{{ID: rom, Name: game, Kind: ssType,
+			Scopes: []string{system, systemName}, LastRequest: goldenNow}}}, goldenNow)...)
 		for _, m := range msgs {
 			if !utf8.Valid(m.Payload) {
 				t.Fatalf("%s: invalid UTF-8 %q", m.Topic, m.Payload)

@@ -58,6 +58,9 @@ type Settings struct {
 	// SaveSync is cabinet.romm.sync_saves: the daemon announces the save_sync sensor and the
 	// save_problem event.
 	SaveSync bool
+	// MCPClients is sign-in for MCP clients (cabinet.mcp.oauth with a usable cabinet.mcp.public_url):
+	// the daemon announces the mcp_clients sensor.
+	MCPClients bool
 	// MAC is the default route's interface's address, chosen once and kept in the state dir so the
 	// hook and the daemon publish the same device block; "" leaves connections out.
 	MAC string

@@ -241,6 +241,7 @@ func TestTakesCommands(t *testing.T) {
 		{"daemon, controls", Settings{ID: "x", Daemon: true, Controls: true}, true},
 		{"daemon, power", Settings{ID: "x", Daemon: true, Power: true}, true},
 		{"daemon, save sync", Settings{ID: "x", Daemon: true, SaveSync: true}, false},
+		{"daemon, sign-in", Settings{ID: "x", Daemon: true, MCPClients: true}, false},
 		{"daemon, audio", Settings{ID: "x", Daemon: true, Has: Sources{Audio: true}}, true},
 	}
 	for _, tt := range tests {

@@ -35,9 +35,10 @@ func fullCapture() []Message {
 	msgs = append(msgs, householdEvents(daemon)...)
 	msgs = append(msgs, saveSyncStates(daemon)...)
 	msgs = append(msgs, saveProblems(daemon)...)
+	msgs = append(msgs, mcpClientsStates(daemon)...)
 	// Other settings publish under their own topics and must pass too.
 	other := Settings{ID: "cab_2", DiscoveryPrefix: "ha", BaseTopic: "arcade/cabinets", Version: "dev", Daemon: true, Controls: true,
-		LimitsOn: true, SaveSync: true}
+		LimitsOn: true, SaveSync: true, MCPClients: true}
 	msgs = append(msgs, Discovery(other, goldenNow)...)
 	msgs = append(msgs, States(other, Snapshot{}, goldenNow)...)
 	msgs = append(msgs, DiagnosticStates(other, goldenDiagnostics(), goldenNow)...)
@@ -48,6 +49,7 @@ func fullCapture() []Message {
 	msgs = append(msgs, LimitEventMessage(other, LimitRefused, "Tetris", "bedtime", 0, goldenNow, goldenNow))
 	msgs = append(msgs, SaveSyncStates(other, SaveSyncState{}, goldenNow)...)
 	msgs = append(msgs, SaveProblemMessage(other, SaveProblem{Kind: SaveProblemError, Detail: "RomM is down"}, goldenNow))
+	msgs = append(msgs, MCPClientsStates(other, MCPClientsState{}, goldenNow)...)
 	msgs = append(msgs, SessionStart(other, goldenCurrent(), goldenNow), CabinetEvent(other, CabinetStart, goldenNow, goldenNow))
 	return msgs
 }

@@ -37,7 +37,8 @@ EmulationStation, RetroArch and RomM, the real hook scripts), an embedded MQTT b
 the daemon on loopback, prints how to reach them, and plays a short scripted evening
 (a few games, a screensaver, a session too short to be logged, sleep and wake, a game's
 save going to RomM, a newer one from the household's handheld in place before the next
-launch, and a conflict kept for a person to settle) while the Home Assistant states it
+launch, a conflict kept for a person to settle, and an app signing in with the PIN the
+TV shows) while the Home Assistant states it
 publishes are shown as they change; then an evening of play-time rules on a second
 cabinet, the playroom's, whose clock runs fast (the time left over a game, warnings,
 extra time from a parent's phone, the game saved and closed at the limit, a launch
@@ -81,10 +82,15 @@ tools, until Ctrl-C (--once: exit after the evening).`, &sets)
 	}
 	defer cab.Close()
 	// No configured RomM token: the demo pairs the cabinet with RomM, as a
-	// household would, and the tools use the paired token.
-	conf, err := cab.WriteConfig(dir, "cabinet.name=Demo Cabinet", "cabinet.mqtt.broker="+broker.URL(),
+	// household would, and the tools use the paired token. MCP over HTTP
+	// has a self-signed certificate, and apps can sign in (OAuth).
+	issuer, oauthLines, err := demoOAuthConfig()
+	if err != nil {
+		return err
+	}
+	conf, err := cab.WriteConfig(dir, append([]string{"cabinet.name=Demo Cabinet", "cabinet.mqtt.broker=" + broker.URL(),
 		fmt.Sprintf("cabinet.tracker.min_session_seconds=%d", demoMinSession(*scale)), "cabinet.log.level=debug",
-		"cabinet.romm.token_file=", "cabinet.library.allow_install=1", "cabinet.ha.power=1", "cabinet.romm.sync_saves=1")
+		"cabinet.romm.token_file=", "cabinet.library.allow_install=1", "cabinet.ha.power=1", "cabinet.romm.sync_saves=1"}, oauthLines...)...)
 	if err != nil {
 		return err
 	}
@@ -132,6 +138,7 @@ tools, until Ctrl-C (--once: exit after the evening).`, &sets)
 	fmt.Fprintf(out, "  config          %s\n", conf)
 	fmt.Fprintf(out, "  log             %s\n", cfg.Layout().Log())
 	fmt.Fprintf(out, "  MCP over HTTP   %s   (bearer token %s)\n", mcpURL, token)
+	fmt.Fprintf(out, "  sign-in (OAuth) %s/mcp   (self-signed; an app signs in with a PIN on the TV below)\n", issuer)
 	run := exe
 	if strings.Contains(exe, "go-build") {
 		run = "go run ./cmd/cabinet" // started with go run: its binary is temporary
@@ -165,7 +172,8 @@ tools, until Ctrl-C (--once: exit after the evening).`, &sets)
 		rommGame[n-1].Wait = 0 // the save steps wait for the game's save itself
 	}
 	steps = slices.Concat(steps[:1], []simulator.Step{pair}, steps[1:3], rommGame, saves.steps(cab),
-		demoInstall(exe, denv.Environ, out, *scale), demoHousehold(broker, haentities.Settings{ID: id, BaseTopic: cfg.MQTT.BaseTopic}, *scale), steps[3:],
+		demoInstall(exe, denv.Environ, out, *scale), []simulator.Step{oauthDemo{issuer: issuer, stateDir: cfg.StatePath(), out: out}.step()},
+		demoHousehold(broker, haentities.Settings{ID: id, BaseTopic: cfg.MQTT.BaseTopic}, *scale), steps[3:],
 		[]simulator.Step{playTimeDemo{env: c.env, dir: dir, exe: exe, broker: broker, out: out, speed: *scale, hush: &hush}.step()})
 	err = cab.Play(ctx, steps, say)
 	if err != nil && !errors.Is(err, context.Canceled) {

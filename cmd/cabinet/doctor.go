@@ -22,6 +22,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/library/romarr"
 	"github.com/batocera-cabinet/cabinet/daemon/library/romm"
 	"github.com/batocera-cabinet/cabinet/daemon/library/savesync"
+	"github.com/batocera-cabinet/cabinet/daemon/oauth"
 	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
 	"github.com/batocera-cabinet/cabinet/daemon/tlsconf"
 	"github.com/batocera-cabinet/cabinet/haentities/mqttlink"
@@ -125,6 +126,20 @@ func doctorMCP(cfg *config.Config) doctor.MCPEnv {
 	env := doctor.MCPEnv{CertFile: h.TLS.CertFile, KeyFile: h.TLS.KeyFile, TLSOnly: h.TLS.Only, AllowedHosts: h.AllowedHosts}
 	if h.TLS.SelfSigned {
 		env.SelfSignedCert, _ = tlsconf.SelfSignedPaths(cfg.StatePath())
+	}
+	if cfg.MCP.OAuth {
+		o := &doctor.OAuthEnv{PublicURL: cfg.MCP.PublicURL}
+		if h.OAuth == nil {
+			_, o.Err = oauth.Issuer(cfg.MCP.PublicURL)
+		} else {
+			o.PublicURL, o.ClientHosts = h.OAuth.PublicURL, clientHostsShown(h.OAuth.ClientHosts)
+			path := cfg.Layout().OAuth()
+			o.Clients = func() (int, bool, error) {
+				clients, _, limits, err := oauth.Clients(path, time.Now())
+				return len(clients), limits.Locked, err
+			}
+		}
+		env.OAuth = o
 	}
 	a := h.Access
 	if a == nil {

@@ -52,6 +52,7 @@ func commands() []commandSpec {
 		{"uninstall", "remove Cabinet from this cabinet (--purge: its history and settings too)", func(e *env) command { return &uninstallCommand{env: e} }},
 		{"deploy", "install or upgrade Cabinet on a cabinet over SSH (run on a computer)", func(e *env) command { return &deployCommand{env: e} }},
 		{"token", "create or show the LAN MCP bearer token", func(e *env) command { return &tokenCommand{env: e} }},
+		{"clients", "list or sign out the MCP clients signed in by OAuth", func(e *env) command { return &clientsCommand{env: e} }},
 		{"romm", "pair with RomM (pair [--code]), show the pairing (status) or forget it (unpair)", func(e *env) command { return &rommCommand{env: e} }},
 		{"config", "print the effective configuration and where each value came from", func(e *env) command { return &configCommand{env: e} }},
 		{"version", "print version, commit, Go version and platform", func(e *env) command { return &versionCommand{env: e} }},

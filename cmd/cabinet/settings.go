@@ -11,6 +11,8 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/library/rommreport"
 	"github.com/batocera-cabinet/cabinet/daemon/library/savesync"
 	"github.com/batocera-cabinet/cabinet/daemon/links"
+	"github.com/batocera-cabinet/cabinet/daemon/oauth"
+	"github.com/batocera-cabinet/cabinet/daemon/oauth/cimd"
 	"github.com/batocera-cabinet/cabinet/daemon/osupdate"
 	"github.com/batocera-cabinet/cabinet/daemon/sysaudio"
 	"github.com/batocera-cabinet/cabinet/daemon/sysinfo"
@@ -55,6 +57,7 @@ func haSettings(cfg *config.Config, version string, isDaemon bool) (haentities.S
 		Power:           isDaemon && cfg.HA.Power,
 		Household:       isDaemon && cfg.HA.Household,
 		SaveSync:        isDaemon && cfg.RomM.SyncSaves,
+		MCPClients:      isDaemon && httpConfig(cfg).OAuth != nil, // sign-in on, with a usable public URL
 		LimitsOn:        isDaemon && householdRules(cfg).Enabled,
 		MAC:             cabinetMAC(cfg, isDaemon),
 	}
@@ -205,7 +208,32 @@ func httpConfig(cfg *config.Config) daemon.HTTP {
 		h.Access = &daemon.Access{TeamDomain: a.TeamDomain, Audience: a.AUD, AllowedEmails: a.AllowedEmails,
 			CertsURL: a.CertsURL, Scopes: a.Scopes}
 	}
+	if issuer, err := oauth.Issuer(cfg.MCP.PublicURL); cfg.MCP.OAuth && err == nil {
+		// (An OAuth switch without a usable public URL leaves sign-in off:
+		// doctor says why.)
+		h.OAuth = &daemon.OAuth{PublicURL: issuer, ClientHosts: clientHosts(cfg.MCP.OAuthClientHosts)}
+	}
 	return h
+}
+
+// clientHosts maps cabinet.mcp.oauth_client_hosts: empty the known
+// clients' hosts (nil), "off" none, else the list ("*" any public host).
+func clientHosts(v []string) []string {
+	switch {
+	case len(v) == 0:
+		return nil
+	case len(v) == 1 && v[0] == "off":
+		return []string{}
+	}
+	return v
+}
+
+// clientHostsShown is clientHosts as doctor names them.
+func clientHostsShown(v []string) []string {
+	if v == nil {
+		return cimd.DefaultHosts
+	}
+	return v
 }
 
 // checkAccess checks cabinet.mcp.cf_access.* as a whole, as the verifier

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,6 +30,21 @@ type MCPEnv struct {
 	AllowedHosts []string
 	// Now is the clock of the expiry (nil: time.Now).
 	Now func() time.Time
+	// OAuth is nil while sign-in (cabinet.mcp.oauth) is off.
+	OAuth *OAuthEnv
+}
+
+// OAuthEnv is the cabinet's authorization server as doctor sees it.
+type OAuthEnv struct {
+	PublicURL string
+	// Err is why cabinet.mcp.public_url cannot be the issuer.
+	Err error
+	// ClientHosts are the hosts whose client metadata documents are read
+	// ("*": any; empty: none).
+	ClientHosts []string
+	// Clients reads the signed-in clients' file: how many, whether
+	// wrong PINs locked sign-in.
+	Clients func() (clients int, locked bool, err error)
 }
 
 // AccessEnv is cabinet.mcp.cf_access.* without anything secret: the
@@ -46,13 +63,82 @@ type AccessEnv struct {
 const (
 	CheckMCPTLS   = "mcp-tls"
 	CheckCFAccess = "cf-access"
+	CheckMCPOAuth = "mcp-oauth"
 )
 
 func mcpChecks(env MCPEnv) []Check {
 	return []Check{
 		{CheckMCPTLS, func(context.Context, []Result) Result { return checkMCPTLS(env) }},
 		{CheckCFAccess, func(ctx context.Context, _ []Result) Result { return checkCFAccess(ctx, env) }},
+		{CheckMCPOAuth, func(context.Context, []Result) Result { return checkOAuth(env) }},
 	}
+}
+
+// checkOAuth says whether clients can sign in, and if not why: OAuth is
+// served only over HTTPS, with an issuer the clients reach and a
+// certificate they trust (they refuse self-signed ones).
+func checkOAuth(env MCPEnv) Result {
+	o := env.OAuth
+	if o == nil {
+		return Result{Status: Skip, Detail: "off (cabinet.mcp.oauth=1 with cabinet.mcp.public_url lets MCP clients such as claude.ai sign in with a PIN shown on the TV)"}
+	}
+	if o.Err != nil {
+		return Result{Status: Fail, Detail: o.Err.Error() + "; until then the sign-in paths answer 404",
+			Hint: "set cabinet.mcp.public_url to the https address clients use (README: \"Connect Claude (and others) by signing in\")"}
+	}
+	u, _ := url.Parse(o.PublicURL)
+	host := u.Hostname()
+	facts := []string{"issuer " + o.PublicURL, "resource " + o.PublicURL + "/mcp"}
+	switch {
+	case len(o.ClientHosts) == 0:
+		facts = append(facts, "client metadata documents: off (clients register themselves)")
+	default:
+		facts = append(facts, "client metadata documents from: "+strings.Join(o.ClientHosts, ", "))
+	}
+	clients, locked, err := 0, false, error(nil)
+	if o.Clients != nil {
+		clients, locked, err = o.Clients()
+	}
+	if err != nil {
+		return Result{Status: Fail, Detail: err.Error(), Facts: facts, Hint: "signed-in clients are refused until the file reads; remove it to start again"}
+	}
+	detail := fmt.Sprintf("on: issuer %s, %d client(s) signed in", o.PublicURL, clients)
+	if locked {
+		return Result{Status: Warn, Detail: detail + "; sign-in is LOCKED after 20 wrong PINs today", Facts: facts,
+			Hint: "if nobody was guessing, `cabinet clients unlock` allows sign-in again"}
+	}
+	files := env.CertFile != "" || env.KeyFile != ""
+	switch {
+	case env.SelfSignedCert != "" && !files:
+		return Result{Status: Warn, Detail: detail + "; the cabinet's certificate is self-signed, which MCP clients refuse", Facts: facts,
+			Hint: "serve a certificate they trust (tailscale cert, cabinet.mcp.tls_cert_file) or reach the cabinet through a tunnel at " + o.PublicURL}
+	case !files:
+		return Result{Status: OK, Detail: detail + "; no certificate here, so only through a tunnel on the cabinet (cloudflared, tailscale serve/funnel) to " + o.PublicURL,
+			Facts: facts}
+	}
+	if info, err := tlsconf.CheckFiles(env.CertFile, env.KeyFile); err == nil && !certNames(info, host) {
+		return Result{Status: Warn, Detail: detail + "; the certificate is not for " + host, Facts: facts,
+			Hint: "use the certificate of " + host + " (tailscale cert " + host + "), or set cabinet.mcp.public_url to one of its names: " + strings.Join(info.DNSNames, ", ")}
+	}
+	return Result{Status: OK, Detail: detail, Facts: facts}
+}
+
+// certNames: the certificate is valid for host (a name, a wildcard's
+// one-label match, or an address).
+func certNames(info tlsconf.Info, host string) bool {
+	host = strings.ToLower(host)
+	for _, n := range info.DNSNames {
+		n = strings.ToLower(n)
+		if n == host {
+			return true
+		}
+		if rest, ok := strings.CutPrefix(n, "*."); ok {
+			if i := strings.IndexByte(host, '.'); i > 0 && host[i+1:] == rest {
+				return true
+			}
+		}
+	}
+	return slices.Contains(info.IPs, host)
 }
 
 func checkMCPTLS(env MCPEnv) Result {

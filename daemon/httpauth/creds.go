@@ -30,10 +30,11 @@ func stampOf(fi os.FileInfo) stamp {
 // so it is read again until it is older.
 const racyWindow = 3 * time.Second
 
-// cached is one credentials file as last read, re-read when its stamp
+// Cached is one credentials file as last read (not safe for concurrent
+// use: its owner holds a lock), re-read when its stamp
 // changes (so `cabinet token new` and `revoke` take effect at the next
 // request, without a restart).
-type cached[T any] struct {
+type Cached[T any] struct {
 	path   string
 	stamp  stamp
 	readAt time.Time // wall clock, as the file system's times are
@@ -41,9 +42,9 @@ type cached[T any] struct {
 	val    T
 }
 
-// get returns the file's current value; load reads it. A file that is
+// Get returns the file's current value; load reads it. A file that is
 // missing or unreadable gives the zero T (no credentials: fail closed).
-func (c *cached[T]) get(load func(path string) (T, error)) T {
+func (c *Cached[T]) Get(load func(path string) (T, error)) T {
 	fi, err := os.Stat(c.path)
 	if err != nil {
 		var zero T
@@ -97,8 +98,8 @@ func (g *Guard) authenticate(presented string) (c Caller, hexSum string, ok bool
 		return Caller{}, "", false
 	}
 	g.mu.Lock()
-	def := g.def.get(ReadToken)
-	named := g.named.get(loadNamed)
+	def := g.def.Get(ReadToken)
+	named := g.named.Get(loadNamed)
 	g.mu.Unlock()
 	got := sha256.Sum256([]byte(presented))
 	if def != "" {
@@ -119,3 +120,6 @@ func (g *Guard) authenticate(presented string) (c Caller, hexSum string, ok bool
 	t := named[match]
 	return Caller{Name: t.name, Scopes: slices.Clone(t.scopes)}, hex.EncodeToString(got[:]), true
 }
+
+// NewCached is path's value, read at the first Get.
+func NewCached[T any](path string) *Cached[T] { return &Cached[T]{path: path} }

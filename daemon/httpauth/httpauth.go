@@ -55,6 +55,13 @@ type Options struct {
 	OnDenied func(r *http.Request, status int, reason string)
 	// OnError is told when a token's last use cannot be recorded.
 	OnError func(err error)
+	// OAuth, when set, is the cabinet's authorization server: its routes
+	// are served, its access tokens accepted, and a 401 points clients at
+	// it. Nil: the OAuth paths answer a JSON 404.
+	OAuth OAuthServer
+	// ToolScope names the scope a tool needs (tools.ToolScope), for the
+	// 403 insufficient_scope an OAuth caller gets outside its scopes.
+	ToolScope func(tool string) string
 }
 
 // Guard wraps the MCP handler.
@@ -70,8 +77,8 @@ type Guard struct {
 	accessFlood  atomic.Bool
 
 	mu    sync.Mutex
-	def   cached[string]
-	named cached[[]namedToken]
+	def   Cached[string]
+	named Cached[[]namedToken]
 	used  map[string]time.Time // token name → when its use was last written
 	// writing counts the use records being written; wrote (on mu) is
 	// signalled when it drops to zero. Not a WaitGroup: a request may note
@@ -107,7 +114,7 @@ func New(opts Options) *Guard {
 	g := &Guard{opts: opts, hosts: map[string]bool{"localhost": true, "127.0.0.1": true, "::1": true},
 		store:    &Store{DefaultPath: opts.TokenPath, Path: opts.TokensPath, Now: opts.Now},
 		throttle: newThrottle(opts.FailLimit, opts.FailWindow, opts.MaxPeers),
-		def:      cached[string]{path: opts.TokenPath}, named: cached[[]namedToken]{path: opts.TokensPath},
+		def:      Cached[string]{path: opts.TokenPath}, named: Cached[[]namedToken]{path: opts.TokensPath},
 		used: map[string]time.Time{}, accessScopes: accessScopesOf(opts.AccessScopes)}
 	g.wrote = sync.NewCond(&g.mu)
 	if h, err := os.Hostname(); err == nil && h != "" {
@@ -140,7 +147,35 @@ func (g *Guard) Wrap(mcp http.Handler) http.Handler {
 		w.Write([]byte(`{"status":"ok"}` + "\n"))
 	})
 	mux.Handle("/mcp", g.check(mcp))
+	if g.opts.OAuth != nil {
+		// Behind the Host check only: the endpoints are public by design
+		// (metadata, registration, token), and the consent page checks its
+		// own form's Origin against the issuer, which a tunnel's requests
+		// (plain HTTP on loopback) would fail here.
+		oauth := http.NewServeMux()
+		g.opts.OAuth.Routes(oauth)
+		mux.Handle("/.well-known/", g.hostOnly(oauth))
+		mux.Handle("/oauth/", g.hostOnly(oauth))
+	} else {
+		mux.HandleFunc("/.well-known/", jsonNotFound)
+		mux.HandleFunc("/oauth/", jsonNotFound)
+	}
 	return mux
+}
+
+// hostOnly refuses a Host off the allow-list (DNS rebinding), as check does.
+func (g *Guard) hostOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		if !g.hostAllowed(host) {
+			g.deny(w, r, http.StatusMisdirectedRequest, "host not allowed: add it to cabinet.mcp.allowed_hosts")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func (g *Guard) deny(w http.ResponseWriter, r *http.Request, status int, reason string) {
@@ -149,7 +184,7 @@ func (g *Guard) deny(w http.ResponseWriter, r *http.Request, status int, reason 
 		g.opts.OnDenied(r, status, reason)
 	}
 	if status == http.StatusUnauthorized {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="cabinet"`)
+		w.Header().Set("WWW-Authenticate", g.challenge(r, r.Header.Get("Authorization") != ""))
 	}
 	writeDenial(w, status, reason)
 }
@@ -191,7 +226,13 @@ func (g *Guard) check(next http.Handler) http.Handler {
 		if !isBearer {
 			got = ""
 		}
-		caller, hexSum, ok := g.authenticate(strings.TrimSpace(got))
+		got = strings.TrimSpace(got)
+		caller, hexSum, ok := g.authenticate(got)
+		if !ok && g.opts.OAuth != nil && got != "" {
+			var err error
+			caller, err = g.opts.OAuth.Verify(got)
+			ok = err == nil
+		}
 		if !ok {
 			if auth != "" { // a credential that is wrong, not a client asking how to authenticate
 				g.throttle.fail(r.RemoteAddr, now)
@@ -200,12 +241,25 @@ func (g *Guard) check(next http.Handler) http.Handler {
 			return
 		}
 		g.throttle.forgive(r.RemoteAddr)
-		g.noteUse(caller.Name, hexSum, r.RemoteAddr, now)
+		if !caller.OAuth { // the authorization server records its own
+			g.noteUse(caller.Name, hexSum, r.RemoteAddr, now)
+		}
 		if r.ContentLength > g.opts.MaxBody {
 			g.deny(w, r, http.StatusRequestEntityTooLarge, "request body too large")
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, g.opts.MaxBody)
+		if caller.OAuth {
+			tool, need, err := g.missingScope(r, caller)
+			if err != nil {
+				g.deny(w, r, http.StatusRequestEntityTooLarge, "request body too large")
+				return
+			}
+			if need != "" {
+				g.insufficientScope(w, r, caller, tool, need)
+				return
+			}
+		}
 		next.ServeHTTP(w, r.WithContext(WithCaller(r.Context(), caller)))
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -57,4 +58,19 @@ func (g *Guard) ownOrigin(r *http.Request, origin string) bool {
 // addresses, or in cabinet.mcp.allowed_hosts.
 func (g *Guard) hostAllowed(host string) bool {
 	return g.hosts[strings.ToLower(strings.Trim(host, "[]"))]
+}
+
+// Hosts is the list hostAllowed checks against, sorted: loopback, the
+// machine's names and addresses, and Options.AllowedHosts, lowercased and
+// without ports. The daemon gives it to mcp-go's own Host check
+// (server.WithAllowedHosts), which must let through what this one does.
+func (g *Guard) Hosts() []string {
+	hosts := make([]string, 0, len(g.hosts))
+	for h := range g.hosts { // set by New, never changed
+		if h != "" {
+			hosts = append(hosts, h)
+		}
+	}
+	slices.Sort(hosts)
+	return hosts
 }

@@ -68,6 +68,10 @@ func normalScopes(s []string) []string {
 type Caller struct {
 	Name   string
 	Scopes []string
+	// OAuth: the token came from the cabinet's authorization server, so a
+	// tool call outside its scopes is answered 403 insufficient_scope
+	// (the client can ask for more); other callers get the tool's error.
+	OAuth bool
 }
 
 type callerKey struct{}

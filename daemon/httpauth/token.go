@@ -29,16 +29,16 @@ func NewToken(path string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("new token: %w", err)
 	}
-	if err := writeFileAtomic(path, []byte(tok+"\n")); err != nil {
+	if err := WriteFileAtomic(path, []byte(tok+"\n")); err != nil {
 		return "", fmt.Errorf("new token: %w", err)
 	}
 	return tok, nil
 }
 
-// writeFileAtomic replaces path with data (mode 0600): a temporary file,
+// WriteFileAtomic replaces path with data (mode 0600): a temporary file,
 // fsynced, then renamed over it, so a reader sees the old file or the new
 // one, never half of one.
-func writeFileAtomic(path string, data []byte) error {
+func WriteFileAtomic(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}

@@ -171,7 +171,7 @@ func readTokensFile(path string) (tokensFile, error) {
 
 // update changes the named tokens' file under the lock.
 func (s *Store) update(fn func(*tokensFile) error) error {
-	unlock, err := lockFile(s.Path+".lock", 5*time.Second)
+	unlock, err := LockFile(s.Path+".lock", 5*time.Second)
 	if err != nil {
 		return err
 	}
@@ -190,20 +190,20 @@ func (s *Store) update(fn func(*tokensFile) error) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(s.Path, append(b, '\n')); err != nil {
+	if err := WriteFileAtomic(s.Path, append(b, '\n')); err != nil {
 		return fmt.Errorf("write the token list: %w", err)
 	}
 	return nil
 }
 
-// lockFile takes an exclusive flock on path, waiting at most wait.
-func lockFile(path string, wait time.Duration) (unlock func(), err error) {
+// LockFile takes an exclusive flock on path, waiting at most wait.
+func LockFile(path string, wait time.Duration) (unlock func(), err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("lock the token list: %w", err)
+		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("lock the token list: %w", err)
+		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	deadline := time.Now().Add(wait)
 	for {
@@ -213,7 +213,7 @@ func lockFile(path string, wait time.Duration) (unlock func(), err error) {
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
 			f.Close()
-			return nil, fmt.Errorf("lock the token list %s: %w", path, err)
+			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

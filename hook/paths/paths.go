@@ -48,6 +48,9 @@ func (l Layout) MAC() string { return filepath.Join(l.State, "mac") }
 // Token is the bearer token of MCP over HTTP (0600).
 func (l Layout) Token() string { return filepath.Join(l.State, "token") }
 
+// OAuth is the OAuth clients' and grants' file (hashes only; package oauth).
+func (l Layout) OAuth() string { return filepath.Join(l.State, "oauth.json") }
+
 // FlushLock is held by the one delayed-flush process of standalone hooks.
 func (l Layout) FlushLock() string { return filepath.Join(l.State, "flush.lock") }
 

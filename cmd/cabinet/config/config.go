@@ -96,6 +96,14 @@ type MCP struct {
 	TLSCertFile, TLSKeyFile string
 	TLSOnly                 bool
 	CFAccess                CFAccess
+	// OAuth is cabinet.mcp.oauth: the cabinet's own authorization server,
+	// for clients that sign in (needs PublicURL, cabinet.mcp.public_url).
+	OAuth     bool
+	PublicURL string
+	// OAuthClientHosts (cabinet.mcp.oauth_client_hosts) are the hosts whose
+	// client metadata documents are read: empty is the known clients'
+	// (package cimd's DefaultHosts), "*" any public host, "off" none.
+	OAuthClientHosts []string
 }
 
 // CFAccess is cabinet.mcp.cf_access.*: the Cloudflare Access application

@@ -14,6 +14,8 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/daemon/household"
 	"github.com/batocera-cabinet/cabinet/daemon/httpauth"
+	"github.com/batocera-cabinet/cabinet/daemon/oauth"
+	"github.com/batocera-cabinet/cabinet/daemon/oauth/cimd"
 )
 
 // kind says how a value is parsed and validated.
@@ -121,6 +123,16 @@ func keys() []key {
 		{name: "cabinet.mcp.tls_only", def: "0", kind: kBool, expect: boolExpect,
 			check: isBool, get: func(c *Config) string { return boolText(c.MCP.TLSOnly) },
 			set: func(c *Config, v string) { c.MCP.TLSOnly, _ = ParseBool(v) }},
+		{name: "cabinet.mcp.oauth", def: "0", kind: kBool, expect: boolExpect,
+			check: isBool, get: func(c *Config) string { return boolText(c.MCP.OAuth) },
+			set: func(c *Config, v string) { c.MCP.OAuth, _ = ParseBool(v) }},
+		{name: "cabinet.mcp.public_url", def: "", kind: kString, expect: "empty or the https origin clients use, such as https://cabinet.tail1234.ts.net:8717",
+			check: func(v string) bool { _, err := oauth.Issuer(v); return v == "" || err == nil },
+			get:   func(c *Config) string { return c.MCP.PublicURL }, set: func(c *Config, v string) { c.MCP.PublicURL = v }},
+		{name: "cabinet.mcp.oauth_client_hosts", def: "", kind: kList, expect: "empty (the known clients: " + strings.Join(cimd.DefaultHosts, ", ") + "), * (any public host), off, or host names separated by commas",
+			check: func(v string) bool { return v == "*" || v == "off" || hostList(v) },
+			get:   func(c *Config) string { return strings.Join(c.MCP.OAuthClientHosts, ",") },
+			set:   func(c *Config, v string) { c.MCP.OAuthClientHosts = splitList(v) }},
 		{name: "cabinet.mcp.cf_access.team_domain", def: "", kind: kString, expect: "empty or your Zero Trust team domain, such as myteam.cloudflareaccess.com",
 			check: func(v string) bool { return v == "" || teamDomain(v) },
 			get:   func(c *Config) string { return c.MCP.CFAccess.TeamDomain }, set: func(c *Config, v string) { c.MCP.CFAccess.TeamDomain = v }},

@@ -6,10 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -53,9 +57,13 @@ type MCPReport struct {
 		} `json:"result"`
 	} `json:"call"`
 	Error *struct {
+		Name    string `json:"name"`
 		Code    any    `json:"code"`
 		Message string `json:"message"`
 	} `json:"error"`
+	// OAuth is the sign-in's account (with MCPOAuth's options); nil without
+	// --oauth.
+	OAuth *MCPOAuthReport `json:"oauth"`
 }
 
 // NewMCPCheck finds the script and makes sure node and the SDK are there,
@@ -179,4 +187,254 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// MCPOAuth are mcpcheck's OAuth options: it signs in through the cabinet's
+// authorization server both as the MCP client (the SDK's
+// OAuthClientProvider) and as the person at the consent page, who reads
+// the PIN from PINURL. Pass Args after the other arguments:
+//
+//	rep, code, stderr := check.Report(t, d, env, append([]string{"--url", url, "--call", "batocera_get_status"},
+//		cabinettest.MCPOAuth{PINURL: pins.URL, Grant: []string{"read"}, StepUpCall: "batocera_pause_game", StepUpComplete: true}.Args()...)...)
+//
+// The server's certificate must be trusted by node: with a test CA, put
+// NODE_EXTRA_CA_CERTS=<ca.pem> in env.
+type MCPOAuth struct {
+	// PINURL answers the PIN shown on the TV as plain text (PINs.URL);
+	// needed unless Deny.
+	PINURL string
+	// Grant are the scopes to tick on the consent page; nil: those the
+	// page ticks by default.
+	Grant []string
+	// CIMD is a Client ID Metadata Document URL the client uses as its
+	// client_id when the server supports them (else it registers).
+	CIMD string
+	// Refresh: after signing in, the stored access token is made invalid,
+	// so the next request is refused and the SDK refreshes (the report
+	// says whether the tokens changed and the refresh token rotated).
+	Refresh bool
+	// StepUpCall is a tool outside the granted scopes, called after the
+	// main call (--oauth-step-up): the 403 insufficient_scope must come
+	// back as a new authorization asking for its scope. StepUpArgs are its
+	// arguments (JSON; default {}).
+	StepUpCall string
+	StepUpArgs string
+	// StepUpComplete: consent again (a new PIN), then the call must pass.
+	StepUpComplete bool
+	// StepUpSDKOnly leaves the step-up to the SDK alone, which refreshes
+	// instead of asking for the scope (1.32.2): the report then says
+	// stepUp.status "refused".
+	StepUpSDKOnly bool
+	// Deny presses Deny: the run ends with the client told access_denied.
+	Deny bool
+	// WrongPIN types a wrong PIN once before the right one.
+	WrongPIN bool
+}
+
+// Args are o as mcpcheck's arguments, --oauth first.
+func (o MCPOAuth) Args() []string {
+	args := []string{"--oauth"}
+	add := func(k, v string) {
+		if v != "" {
+			args = append(args, k, v)
+		}
+	}
+	add("--oauth-pin-url", o.PINURL)
+	if o.Grant != nil {
+		args = append(args, "--oauth-grant", strings.Join(o.Grant, " "))
+	}
+	add("--oauth-cimd", o.CIMD)
+	flags := []struct {
+		on   bool
+		name string
+	}{{o.Refresh, "--oauth-refresh"}, {o.StepUpCall != "", "--oauth-step-up"}, {o.StepUpComplete, "--oauth-step-up-complete"},
+		{o.StepUpSDKOnly, "--oauth-step-up-sdk-only"}, {o.Deny, "--oauth-deny"}, {o.WrongPIN, "--oauth-wrong-pin"}}
+	for _, f := range flags {
+		if f.on {
+			args = append(args, f.name)
+		}
+	}
+	add("--step-up-call", o.StepUpCall)
+	add("--step-up-args", o.StepUpArgs)
+	return args
+}
+
+// MCPOAuthReport is the "oauth" part of mcpcheck's report. It never holds
+// a token, a code or the PIN.
+type MCPOAuthReport struct {
+	// Issuer is the authorization server metadata's; AuthorizationServer
+	// the protected resource metadata's (they must be the same).
+	Issuer              string `json:"issuer"`
+	AuthorizationServer string `json:"authorizationServer"`
+	// Resource is what the SDK sent as the authorization request's
+	// resource (RFC 8707); "" when it sent none.
+	Resource string `json:"resource"`
+	ClientID string `json:"clientId"`
+	// Registration is "dcr" or "cimd".
+	Registration  string `json:"registration"`
+	CIMDSupported bool   `json:"cimdSupported"`
+	// AuthorizationURL is the first authorization request (its state
+	// hidden); RequestedScope its scope.
+	AuthorizationURL string `json:"authorizationUrl"`
+	RequestedScope   string `json:"requestedScope"`
+	// Offered are the consent page's checkboxes; Ticked those sent.
+	Offered []MCPConsentScope `json:"offered"`
+	Ticked  []string          `json:"ticked"`
+	// GrantedScope is the token answer's scope; Iss the callback's iss
+	// (checked against Issuer: a mismatch is exit 4).
+	GrantedScope string `json:"grantedScope"`
+	Iss          string `json:"iss"`
+	// Refreshed: with Refresh, the SDK got new tokens after the 401;
+	// RefreshRotated: the refresh token changed too.
+	Refreshed      bool `json:"refreshed"`
+	RefreshRotated bool `json:"refreshRotated"`
+	// WrongPIN is the consent page's answer to the wrong PIN.
+	WrongPIN *struct {
+		Status  int    `json:"status"`
+		Message string `json:"message"`
+	} `json:"wrongPin"`
+	// Denied is the error the client got back after Deny.
+	Denied *struct {
+		Error       string `json:"error"`
+		Description string `json:"description"`
+		Iss         string `json:"iss"`
+	} `json:"denied"`
+	StepUp *MCPStepUp `json:"stepUp"`
+	// Invalidated is what the SDK told the provider to forget
+	// (invalidateCredentials: "tokens" after invalid_grant, "all" after
+	// invalid_client).
+	Invalidated []string `json:"invalidated"`
+	// Failures are the --oauth-* expectations that failed (exit 4).
+	Failures []string `json:"failures"`
+	// Requests are the OAuth requests and the MCP endpoint's 401 and 403,
+	// in order (to see what the SDK did).
+	Requests []MCPOAuthRequest `json:"requests"`
+}
+
+// MCPConsentScope is one checkbox of the consent page.
+type MCPConsentScope struct {
+	Scope   string `json:"scope"`
+	Checked bool   `json:"checked"`
+}
+
+// MCPStepUp is what became of the call outside the granted scopes.
+type MCPStepUp struct {
+	Tool string `json:"tool"`
+	// Status is "challenged" (the SDK asked for a new authorization that
+	// includes ChallengeScope), "completed" (with StepUpComplete: consented
+	// again and the call passed), "refused" (the SDK gave up with the
+	// 403), "allowed" (no 403: the call was within the scopes) or
+	// "failed".
+	Status string `json:"status"`
+	// ChallengeScope is the 403's WWW-Authenticate scope.
+	ChallengeScope   string `json:"challengeScope"`
+	AuthorizationURL string `json:"authorizationUrl"`
+	RequestedScope   string `json:"requestedScope"`
+	// SDKRefreshed: the SDK spent the refresh token on the 403 first.
+	SDKRefreshed bool   `json:"sdkRefreshed"`
+	Completed    bool   `json:"completed"`
+	GrantedScope string `json:"grantedScope"`
+	Error        string `json:"error"`
+	Call         *struct {
+		IsError bool `json:"isError"`
+	} `json:"call"`
+}
+
+// MCPOAuthRequest is one request mcpcheck saw: no query or secret values;
+// Params are a form's or a registration's parameter names, with the
+// values of grant_type and scope.
+type MCPOAuthRequest struct {
+	Method string   `json:"method"`
+	Path   string   `json:"path"`
+	Status int      `json:"status"`
+	Params []string `json:"params"`
+	// WWWAuthenticate is a 401's or 403's challenge.
+	WWWAuthenticate string `json:"wwwAuthenticate"`
+}
+
+// pinRE finds the PIN in what the cabinet shows on the TV ("Cabinet
+// sign-in: "mcpcheck" asks to connect. PIN 123 456").
+var pinRE = regexp.MustCompile(`PIN (\d{3}) ?(\d{3})`)
+
+// PINIn is the PIN in a text the cabinet showed, without its space.
+func PINIn(text string) (string, bool) {
+	m := pinRE.FindStringSubmatch(text)
+	if m == nil {
+		return "", false
+	}
+	return m[1] + m[2], true
+}
+
+// PINHandler answers mcpcheck's --oauth-pin-url from shown (the texts the
+// cabinet put on the TV so far, oldest first): each GET gets, as
+// text/plain, the newest PIN among them that no GET got before (every
+// sign-in shows a new one; the TV repeats it while it waits), waiting up
+// to wait for one and otherwise answering 425 Too Early, which mcpcheck
+// retries until its timeout.
+func PINHandler(shown func() []string, wait time.Duration) http.Handler {
+	var (
+		mu     sync.Mutex
+		served = map[string]bool{}
+	)
+	next := func() (string, bool) {
+		texts := shown()
+		mu.Lock()
+		defer mu.Unlock()
+		for i := len(texts) - 1; i >= 0; i-- {
+			if pin, ok := PINIn(texts[i]); ok && !served[pin] {
+				served[pin] = true
+				return pin, true
+			}
+		}
+		return "", false
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			http.Error(w, "GET only", http.StatusMethodNotAllowed)
+			return
+		}
+		deadline := time.Now().Add(wait)
+		for {
+			if pin, ok := next(); ok {
+				w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+				w.Header().Set("Cache-Control", "no-store")
+				fmt.Fprintln(w, pin)
+				return
+			}
+			if time.Now().After(deadline) {
+				http.Error(w, "no new PIN on the TV yet", http.StatusTooEarly)
+				return
+			}
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	})
+}
+
+// PINs serves PINHandler on a loopback HTTP server for the test's life.
+type PINs struct {
+	// URL is mcpcheck's --oauth-pin-url (MCPOAuth.PINURL).
+	URL string
+}
+
+// ServePINs serves the PINs in shown until t ends. With the fake ES (this
+// package cannot import it: its tests import this one), shown is the
+// bodies of its /notify calls:
+//
+//	pins := cabinettest.ServePINs(t, func() (texts []string) {
+//		for _, c := range es.Calls() {
+//			if c.Route == fakees.RouteNotify {
+//				texts = append(texts, c.Body)
+//			}
+//		}
+//		return texts
+//	})
+func ServePINs(t testing.TB, shown func() []string) *PINs {
+	t.Helper()
+	srv := httptest.NewServer(PINHandler(shown, 2*time.Second))
+	t.Cleanup(srv.Close)
+	return &PINs{URL: srv.URL + "/pin"}
 }

