@@ -183,7 +183,7 @@ func (d *Daemon) reload(ctx context.Context) {
 		}
 	}
 	if ch.http || ch.layout {
-		d.log.Warn().Msg("cabinet.mcp.listen, allowed_hosts, allowed_origins, the TLS and Cloudflare Access keys (cabinet.mcp.tls*, cabinet.mcp.cf_access.*), cabinet.state_dir and cabinet.paths.root apply at the next restart of cabinet serve")
+		d.log.Warn().Msg("cabinet.mcp.listen, allowed_hosts, allowed_origins, the TLS, Cloudflare Access and sign-in keys (cabinet.mcp.tls*, cabinet.mcp.cf_access.*, cabinet.mcp.oauth, public_url, oauth_client_hosts), cabinet.state_dir and cabinet.paths.root apply at the next restart of cabinet serve")
 	}
 	// Record discovery for new names, topics or switches (clearing what is
 	// no longer produced), and the diagnostics under the topics in force.
