@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -35,26 +33,10 @@ func (c *clientsCommand) Run(ctx context.Context, args []string) error {
 	fs := newFlags(c.env, "clients", "list [--json] | revoke ID|--all | unlock", clientsDoc, &sets)
 	all := fs.Bool("all", false, "revoke: every client")
 	asJSON := fs.Bool("json", false, "list: as JSON")
-	if err := parseFlags(fs, args); err != nil {
+	verb, _, err := parseVerb(fs, args, "clients", map[string][]string{"list": {"json"}, "revoke": {"all"}, "unlock": nil},
+		"`cabinet clients list`, `revoke` or `unlock`")
+	if err != nil {
 		return err
-	}
-	verb := fs.Arg(0)
-	if fs.NArg() > 0 {
-		if err := parseFlags(fs, fs.Args()[1:]); err != nil {
-			return err
-		}
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	allowed := map[string][]string{"list": {"json"}, "revoke": {"all"}, "unlock": nil}
-	ok, known := allowed[verb]
-	if !known {
-		return fmt.Errorf("%w: want `cabinet clients list`, `revoke` or `unlock`", errUsage)
-	}
-	for f := range set {
-		if f != "set" && !slices.Contains(ok, f) {
-			return fmt.Errorf("%w: --%s does not go with `cabinet clients %s`", errUsage, f, verb)
-		}
 	}
 	l := loadConfig(c.env, sets)
 	path := l.Config.Layout().OAuth()

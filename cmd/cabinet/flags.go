@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/batocera-cabinet/cabinet/cmd/cabinet/config"
@@ -46,6 +47,34 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	return nil
+}
+
+// parseVerb parses `cabinet CMD [flags] VERB [flags] [args]`: flags may come
+// before or after the verb; allowed names each verb and the flags that go
+// with it (--set goes with all). It returns the verb and the flags given;
+// fs.Args() is then what follows the verb and its flags.
+func parseVerb(fs *flag.FlagSet, args []string, cmd string, allowed map[string][]string, want string) (verb string, set map[string]bool, err error) {
+	if err := parseFlags(fs, args); err != nil {
+		return "", nil, err
+	}
+	verb = fs.Arg(0)
+	if fs.NArg() > 0 {
+		if err := parseFlags(fs, fs.Args()[1:]); err != nil {
+			return "", nil, err
+		}
+	}
+	set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	ok, known := allowed[verb]
+	if !known {
+		return "", nil, fmt.Errorf("%w: want %s", errUsage, want)
+	}
+	for f := range set {
+		if f != "set" && !slices.Contains(ok, f) {
+			return "", nil, fmt.Errorf("%w: --%s does not go with `cabinet %s %s`", errUsage, f, cmd, verb)
+		}
+	}
+	return verb, set, nil
 }
 
 // loadConfig loads the configuration with the command's --set flags.

@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -41,28 +39,11 @@ func (c *tokenCommand) Run(ctx context.Context, args []string) error {
 	scope := fs.String("scope", "", "new --name: its scopes, comma-separated (read,play,library,power,household)")
 	all := fs.Bool("all", false, "revoke: every token, the default one too")
 	asJSON := fs.Bool("json", false, "list: as JSON")
-	if err := parseFlags(fs, args); err != nil {
+	// Flags may come after the verb too (cabinet token new --name laptop).
+	verb, set, err := parseVerb(fs, args, "token", map[string][]string{"new": {"name", "scope"}, "show": nil, "list": {"json"}, "revoke": {"all"}},
+		"`cabinet token new`, `show`, `list` or `revoke`")
+	if err != nil {
 		return err
-	}
-	// Flags may come after the verb too (cabinet token new --name laptop):
-	// parse what follows it; fs.Args() is then what follows the flags.
-	verb := fs.Arg(0)
-	if fs.NArg() > 0 {
-		if err := parseFlags(fs, fs.Args()[1:]); err != nil {
-			return err
-		}
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	allowed := map[string][]string{"new": {"name", "scope"}, "show": nil, "list": {"json"}, "revoke": {"all"}}
-	ok, known := allowed[verb]
-	if !known {
-		return fmt.Errorf("%w: want `cabinet token new`, `show`, `list` or `revoke`", errUsage)
-	}
-	for f := range set {
-		if f != "set" && !slices.Contains(ok, f) {
-			return fmt.Errorf("%w: --%s does not go with `cabinet token %s`", errUsage, f, verb)
-		}
 	}
 	l := loadConfig(c.env, sets)
 	st := httpauth.NewStore(l.Config.Layout().Token())

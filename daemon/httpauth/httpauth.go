@@ -166,16 +166,24 @@ func (g *Guard) Wrap(mcp http.Handler) http.Handler {
 // hostOnly refuses a Host off the allow-list (DNS rebinding), as check does.
 func (g *Guard) hostOnly(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host := r.Host
-		if h, _, err := net.SplitHostPort(host); err == nil {
-			host = h
-		}
-		if !g.hostAllowed(host) {
-			g.deny(w, r, http.StatusMisdirectedRequest, "host not allowed: add it to cabinet.mcp.allowed_hosts")
+		if g.hostRefused(w, r) {
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// hostRefused answers 421 to a request whose Host is off the allow-list.
+func (g *Guard) hostRefused(w http.ResponseWriter, r *http.Request) bool {
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	if g.hostAllowed(host) {
+		return false
+	}
+	g.deny(w, r, http.StatusMisdirectedRequest, "host not allowed: add it to cabinet.mcp.allowed_hosts")
+	return true
 }
 
 func (g *Guard) deny(w http.ResponseWriter, r *http.Request, status int, reason string) {
@@ -198,12 +206,7 @@ func writeDenial(w http.ResponseWriter, status int, reason string) {
 
 func (g *Guard) check(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host := r.Host
-		if h, _, err := net.SplitHostPort(host); err == nil {
-			host = h
-		}
-		if !g.hostAllowed(host) {
-			g.deny(w, r, http.StatusMisdirectedRequest, "host not allowed: add it to cabinet.mcp.allowed_hosts")
+		if g.hostRefused(w, r) {
 			return
 		}
 		if origin := r.Header.Get("Origin"); origin != "" && !g.originAllowed(r, origin) {

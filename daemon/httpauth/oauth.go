@@ -21,10 +21,10 @@ type OAuthServer interface {
 	ResourceMetadataURL() string
 }
 
-// oauthServes: OAuth answers over the cabinet's TLS or from a proxy on the
-// cabinet itself (package oauth's Serves; a copy, as oauth imports this
-// package).
-func oauthServes(r *http.Request) bool {
+// OAuthServes says whether OAuth answers r: over the cabinet's own TLS, or
+// from a proxy on the cabinet itself (a tunnel's local daemon: cloudflared,
+// tailscale serve/funnel), whose clients see the https public URL.
+func OAuthServes(r *http.Request) bool {
 	if r.TLS != nil {
 		return true
 	}
@@ -40,7 +40,7 @@ func oauthServes(r *http.Request) bool {
 // protected resource metadata (RFC 9728 §5.1) and the scopes a client
 // should ask for; otherwise the bearer realm of the static tokens.
 func (g *Guard) challenge(r *http.Request, hadToken bool) string {
-	if g.opts.OAuth == nil || !oauthServes(r) {
+	if g.opts.OAuth == nil || !OAuthServes(r) {
 		return `Bearer realm="cabinet"`
 	}
 	c := fmt.Sprintf(`Bearer resource_metadata=%q, scope=%q`, g.opts.OAuth.ResourceMetadataURL(), strings.Join(DefaultTokenScopes, " "))

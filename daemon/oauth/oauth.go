@@ -21,7 +21,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -165,20 +164,9 @@ func (s *Server) Routes(mux *http.ServeMux) {
 	mux.Handle("/.well-known/", http.HandlerFunc(NotFound))
 }
 
-// Serves says whether OAuth answers r: over the cabinet's own TLS, or from a
-// proxy on the cabinet itself (a tunnel's local daemon: cloudflared,
-// tailscale serve/funnel), whose clients see the https public URL.
-func Serves(r *http.Request) bool {
-	if r.TLS != nil {
-		return true
-	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return false
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
+// Serves says whether OAuth answers r (httpauth.OAuthServes: the guard's
+// 401 challenge asks the same).
+func Serves(r *http.Request) bool { return httpauth.OAuthServes(r) }
 
 // gate answers the JSON 404 for a request that arrives over plain HTTP
 // from the LAN, and for cors endpoints answers preflights and allows any

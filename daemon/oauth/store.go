@@ -6,12 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/batocera-cabinet/cabinet/daemon/bounded"
 	"github.com/batocera-cabinet/cabinet/daemon/httpauth"
 )
 
@@ -179,16 +179,13 @@ func newStore(path string, now func() time.Time, changed func()) *store {
 }
 
 func readState(path string) (stateFile, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
+	b, err := bounded.ReadFile(path, maxStateBytes)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
 		return stateFile{Version: stateVersion}, nil
-	}
-	if err != nil {
-		return stateFile{}, fmt.Errorf("read the OAuth clients: %w", err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxStateBytes+1))
-	if err != nil {
+	case errors.Is(err, bounded.ErrTooLarge):
+		return stateFile{}, errors.New("the OAuth clients' file is larger than 1 MiB: remove oauth.json in the state dir and sign the clients in again")
+	case err != nil:
 		return stateFile{}, fmt.Errorf("read the OAuth clients: %w", err)
 	}
 	return parseState(b)
