@@ -8,6 +8,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/library/rommreport"
 	"github.com/batocera-cabinet/cabinet/daemon/library/savesync"
 	"github.com/batocera-cabinet/cabinet/daemon/links"
+	"github.com/batocera-cabinet/cabinet/daemon/selection"
 	"github.com/batocera-cabinet/cabinet/haentities/mqttlink"
 	"github.com/batocera-cabinet/cabinet/hook/journal"
 	"github.com/batocera-cabinet/cabinet/hook/paths"
@@ -44,6 +45,8 @@ type Config struct {
 	Household household.Rules
 	// SaveSync is the syncing of the games' saves with RomM (cabinet.romm.sync_*).
 	SaveSync savesync.Config
+	// Selection is the selection feed's (cabinet.selected.*).
+	Selection selection.Config
 }
 
 // HTTP is MCP over Streamable HTTP.

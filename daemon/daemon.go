@@ -29,6 +29,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/batocera-cabinet/cabinet/daemon/clock"
+	"github.com/batocera-cabinet/cabinet/daemon/events"
 	"github.com/batocera-cabinet/cabinet/daemon/household"
 	"github.com/batocera-cabinet/cabinet/daemon/library/rommreport"
 	"github.com/batocera-cabinet/cabinet/daemon/power"
@@ -126,6 +127,14 @@ type Daemon struct {
 	sys *sensors.System
 	// household enforces the play-time rules (set before the parts start).
 	household *household.Enforcer
+	// selected is the selection feed: what is under ES's cursor, debounced (selected.go).
+	selected *selectedFeed
+	// events is the second screens' hub (/events, /marquee; screens.go
+	// says who publishes what); marquees their pictures; screens what
+	// the engine's applies last published (under the engine's lock).
+	events   *events.Hub
+	marquees *marquees
+	screens  screens
 	// writing serializes writes of the configuration file; reloading
 	// serializes reloads (the watcher's and a write's own).
 	writing, reloading sync.Mutex
@@ -191,10 +200,13 @@ func Run(ctx context.Context, opts Options) error {
 		owner.Intake = lg
 	}
 	d.eng = newEngine(owner, cfg.Rules, d.clock, d.log, d.afterEvent)
+	d.events, d.marquees = events.New(events.Options{Clock: d.clock}), newMarquees(d)
+	d.eng.observe = d.screenEvents
 	d.sys = d.newSystem(cfg.System, cfg.Rules.Settings.Has)
 	d.power = &sensors.PowerState{Host: sensorHost{d}, Clock: d.clock, Log: d.log}
 	d.household = d.newEnforcer()
 	d.saves = newSaveSync(d)
+	d.selected = newSelectedFeed(d)
 	d.clients = newMCPClients(d)
 	defer d.eng.stop()
 	if lg != nil {
@@ -281,6 +293,7 @@ func Run(ctx context.Context, opts Options) error {
 		{"household", d.household.Run},
 		{"romm-report", d.reportRomM},
 		{"save-sync", d.saves.run},
+		{"selected", d.selected.run},
 		{"mcp-clients", d.clients.run},
 		{"installs", d.keepInstalls},
 		{"requests", d.followRequests},
@@ -336,6 +349,7 @@ func (d *Daemon) shutdown() error {
 	os.Remove(d.config().Layout.UpFile())
 	d.inbox.sweep()
 	d.inbox.stop()
+	d.selected.hub.Close() // the subscribers' streams end
 	// Before the tracker's stop: drained ahead of offline.
 	d.power.Set(d.power.AtStop(d.config().System.ShutdownFlag))
 	ev := d.opts.Now().Event(tracker.KindStopped, tracker.SourceES)

@@ -31,6 +31,9 @@ type engine struct {
 	log   zerolog.Logger
 	// after runs once per event applied for the first time.
 	after func(journal.Keyed)
+	// observe, when set, is told every apply's result, in apply order
+	// (under mu: it must not block); the second screens' events (screens.go).
+	observe func(journal.Result)
 
 	mu      sync.Mutex // guards rules, pub and the timer
 	rules   journal.Rules
@@ -104,6 +107,9 @@ func (e *engine) apply(items ...journal.Keyed) (journal.Result, error) {
 	e.applied = make(chan struct{})
 	gameChanged := e.snap.Playing != res.Snapshot.Playing || e.snap.Current.ID != res.Snapshot.Current.ID
 	e.snap = res.Snapshot
+	if e.observe != nil {
+		e.observe(res)
+	}
 	e.mu.Unlock()
 	for _, k := range res.Applied {
 		e.after(k)

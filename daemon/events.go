@@ -16,6 +16,7 @@ func (d *Daemon) hookEvent(key string, ev tracker.Event) error {
 	if err := ev.Validate(); err != nil {
 		return err
 	}
+	d.selected.take(ev) // a selection, or the screensaver, handed over by the binary (not through the inbox)
 	return d.record(journal.Keyed{Key: key, Event: ev})
 }
 
@@ -53,6 +54,7 @@ func (d *Daemon) afterEvent(k journal.Keyed) {
 		d.invalidateGames() // play counts and last played moved
 	}
 	d.saves.followed(ev)
+	d.selected.follow(ev)
 }
 
 // emitWatcher records an event the /runningGame watcher saw, like a

@@ -228,7 +228,7 @@ func (r *rig) retained(topic string, ok func(string) bool) string {
 // out, for validate.
 func (r *rig) capture() []byte {
 	r.t.Helper()
-	for _, key := range []string{haentities.Artwork, haentities.LastScreenshot, haentities.PlayTimeToday} {
+	for _, key := range []string{haentities.Artwork, haentities.LastScreenshot, haentities.PlayTimeToday, haentities.SelectedMarquee} {
 		r.retained(r.settings.StateTopic(key), func(v string) bool { return v != "" })
 	}
 	return r.broker.Capture()

@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/batocera-cabinet/cabinet/daemon/cfaccess"
+	"github.com/batocera-cabinet/cabinet/daemon/events"
 	"github.com/batocera-cabinet/cabinet/daemon/httpauth"
 	"github.com/batocera-cabinet/cabinet/daemon/oauth"
 	"github.com/batocera-cabinet/cabinet/daemon/oauth/cimd"
@@ -121,11 +122,16 @@ func (d *Daemon) serveHTTP(ctx context.Context, ln net.Listener) error {
 			event = event.Str("oauth_issuer", as.Issuer())
 		}
 	}
+	// The second screens' /marquee, /events and /marquee/image (screens.go).
+	opts.Routes = events.Routes(d.events, d.marquees, d.log)
 	guard := httpauth.New(opts)
 	// Both Host checks, the guard's and mcp-go's behind it, use the
 	// guard's whole list (mcpHTTP says why mcp-go needs it).
 	srv := &http.Server{Handler: guard.Wrap(d.mcpHTTP(guard.Hosts())), ReadHeaderTimeout: httpHeaderTimeout, IdleTimeout: 2 * time.Minute,
 		ErrorLog: log.New(serverErrors{d.log}, "", 0)}
+	// Event streams never go idle: end them as Shutdown begins, or it
+	// would wait for them until its deadline.
+	srv.RegisterOnShutdown(d.events.DisconnectAll)
 	shut := make(chan struct{})
 	go func() {
 		defer close(shut)

@@ -187,6 +187,7 @@ func (r *inboxReader) persist(e journal.InboxEntry) {
 		r.dir.Remove(e.Name)
 		return
 	}
+	r.d.selected.take(ev) // as taken: the screensaver's start must be known before its picks settle
 	if r.keepInMemory(ev) {
 		r.dir.Remove(e.Name)
 		r.d.log.Debug().Str("file", e.Name).Str("event", string(ev.Kind)).Msg("inbox selection kept")

@@ -153,7 +153,21 @@ func (h history) Sessions(ctx context.Context, q tools.HistoryQuery) ([]tools.Se
 	}
 	out := make([]tools.Session, len(got))
 	for i, s := range got {
-		out[i] = tools.Session{ID: s.ID, Game: s.Game, System: s.System, ROM: s.Rom, Started: s.Started, Ended: s.Ended, Duration: s.Duration, Source: s.Source}
+		out[i] = tools.Session{ID: s.ID, Game: s.Game, System: s.System, ROM: s.Rom, Started: s.Started, Ended: s.Ended, Duration: s.Duration, Source: s.Source,
+			Achievements: s.Unlocks()}
+	}
+	return out, nil
+}
+
+func (h history) Achievements(ctx context.Context, q tools.HistoryQuery) ([]tools.Achievement, error) {
+	got, _, err := h.store.AchievementsIn(q.Since, q.Until, q.Limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]tools.Achievement, len(got))
+	for i, a := range got {
+		out[i] = tools.Achievement{ID: a.ID, Title: a.Title, Description: a.Description, Hardcore: a.Hardcore, At: a.At,
+			Game: a.Game, System: a.System, SessionID: a.SessionID}
 	}
 	return out, nil
 }
@@ -166,6 +180,15 @@ type StoreHistory struct{ Path string }
 func (h StoreHistory) Sessions(ctx context.Context, q tools.HistoryQuery) (out []tools.Session, err error) {
 	err = withStore(h.Path, time.Second, "read play history", func(st *store.Store) error {
 		out, err = history{st}.Sessions(ctx, q)
+		return err
+	})
+	return out, err
+}
+
+// Achievements implements tools.History.
+func (h StoreHistory) Achievements(ctx context.Context, q tools.HistoryQuery) (out []tools.Achievement, err error) {
+	err = withStore(h.Path, time.Second, "read the achievements", func(st *store.Store) error {
+		out, err = history{st}.Achievements(ctx, q)
 		return err
 	})
 	return out, err

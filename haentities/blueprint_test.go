@@ -224,3 +224,81 @@ func templateVar(v any) string {
 	}
 	return ""
 }
+
+// TestAchievementBlueprint holds the achievements blueprint to what it promises: it fires on the
+// achievement event's unlocked events only, each of its three celebrations runs only when its
+// entities are given, the lights are put back as they were (a scene snapshot before the flash,
+// restored after), and two unlocks in a row are both celebrated (not mode single).
+// TestHomeAssistantPieces checks its input and event type against the catalogue.
+func TestAchievementBlueprint(t *testing.T) {
+	t.Parallel() // its own python3
+	out, err := json.Marshal(parseHAYAML(t, filepath.Join(haPieces, "achievement_unlocked.yaml")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := string(out)
+	var bp struct {
+		Blueprint struct {
+			Input map[string]struct {
+				Default any `json:"default"`
+			} `json:"input"`
+		} `json:"blueprint"`
+		Mode       string           `json:"mode"`
+		Triggers   []map[string]any `json:"triggers"`
+		Conditions []map[string]any `json:"conditions"`
+		Actions    []struct {
+			Parallel []struct {
+				If   []map[string]any `json:"if"`
+				Then []map[string]any `json:"then"`
+			} `json:"parallel"`
+		} `json:"actions"`
+	}
+	if err := json.Unmarshal(out, &bp); err != nil {
+		t.Fatal(err)
+	}
+	if len(bp.Triggers) != 1 || fmt.Sprint(asMap(bp.Triggers[0]["entity_id"])["!input"]) != "achievement_event" {
+		t.Fatalf("triggers %v: want the achievement event's state", bp.Triggers)
+	}
+	if bp.Mode == "single" {
+		t.Errorf("mode single: a second unlock during the flash would be dropped")
+	}
+	if cond := fmt.Sprint(bp.Conditions); !strings.Contains(cond, "kind == '"+EventAchievementUnlocked+"'") || !strings.Contains(cond, "hardcore_only") {
+		t.Errorf("conditions %s: want the unlocked type and the hardcore-only switch", cond)
+	}
+	if len(bp.Actions) != 1 || len(bp.Actions[0].Parallel) != 3 {
+		t.Fatalf("actions %s: want three celebrations in parallel", raw)
+	}
+	var calls []string
+	for _, branch := range bp.Actions[0].Parallel {
+		if c := fmt.Sprint(branch.If); !strings.Contains(c, "| count > 0") {
+			t.Errorf("celebration %v runs without checking its entities are given", branch.If)
+		}
+		for _, step := range branch.Then {
+			if a, ok := step["action"].(string); ok {
+				calls = append(calls, a)
+			}
+		}
+	}
+	want := []string{"scene.create", "light.turn_on", "scene.turn_on", "tts.speak", "notify.send_message"}
+	if strings.Join(calls, " ") != strings.Join(want, " ") {
+		t.Errorf("actions %v, want %v", calls, want)
+	}
+	for _, name := range []string{"lights", "tts_engine", "speakers", "notify"} {
+		if d, ok := bp.Blueprint.Input[name].Default.([]any); !ok || len(d) != 0 {
+			t.Errorf("input %s defaults to %v: want none, so the celebration is optional", name, bp.Blueprint.Input[name].Default)
+		}
+	}
+	var payload map[string]any
+	ev := AchievementEvent(goldenSettings(), Achievement{ID: 7, Title: "t", At: goldenNow, Game: "g", SessionID: "s"}, goldenNow)
+	if err := json.Unmarshal(ev.Payload, &payload); err != nil {
+		t.Fatal(err)
+	}
+	for _, attr := range []string{"event_type", "title", "game", "hardcore"} {
+		if !strings.Contains(raw, "trigger.to_state.attributes."+attr) {
+			t.Errorf("the blueprint does not read the event's %s", attr)
+		}
+		if _, ok := payload[attr]; !ok {
+			t.Errorf("the blueprint reads %s, which the event does not carry: %s", attr, ev.Payload)
+		}
+	}
+}

@@ -96,6 +96,7 @@ func TestDiscoverySets(t *testing.T) {
 	limits := []string{TimeLeftToday, LimitState, LimitEvent} // what a parent reads
 	saves := []string{SaveSyncKey, SaveProblemKey}
 	mcp := []string{MCPClientsKey}
+	sel := []string{SelectedGame, SelectedSystem, SelectedMarquee} // the selection feed: always the daemon's
 	cat := func(parts ...[]string) []string { return slices.Concat(parts...) }
 	tests := []struct {
 		name              string
@@ -106,19 +107,19 @@ func TestDiscoverySets(t *testing.T) {
 		noVersion         bool
 		want, wantKept    []string
 	}{
-		{"hook", false, false, false, false, false, false, false, allSources, false, play, cat(diag, sys, ctl, pwr, hh, saves, mcp)},
-		{"hook with everything on", false, true, true, true, true, true, true, allSources, false, play, cat(diag, sys, ctl, pwr, hh, saves, mcp)},
-		{"daemon", true, false, false, false, false, false, false, allSources, false, cat(play, diag, sys), nil},
-		{"daemon with controls", true, true, false, false, false, false, false, allSources, false, cat(play, diag, sys, ctl), nil},
-		{"daemon with power", true, false, true, false, false, false, false, allSources, false, cat(play, diag, sys, pwr), nil},
-		{"daemon with household controls", true, false, false, true, false, false, false, allSources, false, cat(play, diag, sys, hh), nil},
-		{"daemon with limits on only", true, false, false, false, true, false, false, allSources, false, cat(play, diag, sys, limits), nil},
-		{"daemon with save sync", true, false, false, false, false, true, false, allSources, false, cat(play, diag, sys, saves), nil},
-		{"daemon with sign-in", true, false, false, false, false, false, true, allSources, false, cat(play, diag, sys, mcp), nil},
-		{"daemon with everything", true, true, true, true, true, true, true, allSources, false, cat(play, diag, sys, ctl, pwr, hh, saves, mcp), nil},
+		{"hook", false, false, false, false, false, false, false, allSources, false, play, cat(diag, sys, ctl, pwr, hh, saves, mcp, sel)},
+		{"hook with everything on", false, true, true, true, true, true, true, allSources, false, play, cat(diag, sys, ctl, pwr, hh, saves, mcp, sel)},
+		{"daemon", true, false, false, false, false, false, false, allSources, false, cat(play, diag, sys, sel), nil},
+		{"daemon with controls", true, true, false, false, false, false, false, allSources, false, cat(play, diag, sys, ctl, sel), nil},
+		{"daemon with power", true, false, true, false, false, false, false, allSources, false, cat(play, diag, sys, pwr, sel), nil},
+		{"daemon with household controls", true, false, false, true, false, false, false, allSources, false, cat(play, diag, sys, hh, sel), nil},
+		{"daemon with limits on only", true, false, false, false, true, false, false, allSources, false, cat(play, diag, sys, limits, sel), nil},
+		{"daemon with save sync", true, false, false, false, false, true, false, allSources, false, cat(play, diag, sys, saves, sel), nil},
+		{"daemon with sign-in", true, false, false, false, false, false, true, allSources, false, cat(play, diag, sys, mcp, sel), nil},
+		{"daemon with everything", true, true, true, true, true, true, true, allSources, false, cat(play, diag, sys, ctl, pwr, hh, saves, mcp, sel), nil},
 		// No dead entities: what the cabinet lacks is not announced (power state always is).
-		{"daemon on a bare machine", true, false, false, false, false, false, false, Sources{}, true, cat(play, bareDiag, []string{PowerState, Artwork, LastScreenshot, PlayTimeToday}), nil},
-		{"update needs the installed version", true, false, false, false, false, false, false, Sources{Update: true}, true, cat(play, bareDiag, []string{PowerState, Artwork, LastScreenshot, PlayTimeToday}), nil},
+		{"daemon on a bare machine", true, false, false, false, false, false, false, Sources{}, true, cat(play, bareDiag, []string{PowerState, Artwork, LastScreenshot, PlayTimeToday}, sel), nil},
+		{"update needs the installed version", true, false, false, false, false, false, false, Sources{Update: true}, true, cat(play, bareDiag, []string{PowerState, Artwork, LastScreenshot, PlayTimeToday}, sel), nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

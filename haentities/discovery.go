@@ -134,12 +134,16 @@ func Config(s Settings, e Entity, at time.Time) Message {
 	return retained(s.ConfigTopic(e.Component, e.Key), marshal(c), KindDiscovery, at)
 }
 
-// Catalogue is every entity the publisher of s announces, in publishing order: play tracking, then
+// Catalogue is every entity the publisher of s announces, in publishing order: play tracking (with
+// the achievements when RetroAchievements is on), then
 // for the daemon the diagnostics and the power, volume, controller and update entities whose source
 // this cabinet has (Settings.Has), its controls, its power buttons, the household entities, the
 // save sync entities and the MCP clients sensor when their settings are on.
 func Catalogue(s Settings) []Entity {
 	cat := PlayTracking()
+	if s.Achievements {
+		cat = append(cat, AchievementEntities()...)
+	}
 	if !s.Daemon {
 		return cat
 	}
@@ -174,7 +178,7 @@ func (s Settings) announces(key string) bool {
 // daemonEntities is every entity only the daemon announces, whatever this cabinet has or has on.
 func daemonEntities() []Entity {
 	return slices.Concat(Diagnostics(), systemEntities(), Controls(), PowerButtons(), HouseholdEntities(), SaveSyncEntities(),
-		MCPClientsEntities())
+		MCPClientsEntities(), SelectedEntities())
 }
 
 // settingOn says whether the setting that gates a daemon entity is on: the household entities with

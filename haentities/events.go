@@ -15,6 +15,7 @@ type sessionEvent struct {
 	DurationS *int64 `json:"duration_s,omitempty"`
 	SessionID string `json:"session_id"`
 	gameAttrs
+	sessionAchievements
 }
 
 type cabinetEvent struct {
@@ -49,6 +50,7 @@ func SessionEnd(s Settings, sess Session, at time.Time) Message {
 	p.Ended = formatTime(sess.Ended)
 	d := seconds(sess.Duration)
 	p.DurationS = &d
+	p.sessionAchievements = newSessionAchievements(sess)
 	return event(s.StateTopic(GameSession), marshal(p), KindSessionEnd, sess.ID, at)
 }
 

@@ -58,6 +58,10 @@ type Settings struct {
 	// SaveSync is cabinet.romm.sync_saves: the daemon announces the save_sync sensor and the
 	// save_problem event.
 	SaveSync bool
+	// Achievements is RetroAchievements on in batocera.conf (a retroachievements key on at any
+	// level): the hook and the daemon announce the achievement event and the last-achievement
+	// sensor, and publish them. Off, a cabinet that can unlock nothing shows no such entities.
+	Achievements bool
 	// MCPClients is sign-in for MCP clients (cabinet.mcp.oauth with a usable cabinet.mcp.public_url):
 	// the daemon announces the mcp_clients sensor.
 	MCPClients bool

@@ -51,7 +51,7 @@ var havePyYAML = sync.OnceValues(func() (string, error) {
 // the entity id HA derives for the default device name.
 func fullCatalogue() map[string]Entity {
 	s := goldenSettings()
-	s.Name, s.Daemon, s.Controls, s.Power, s.Household = "Batocera", true, true, true, true
+	s.Name, s.Daemon, s.Controls, s.Power, s.Household, s.Achievements = "Batocera", true, true, true, true, true
 	s.Has = Sources{CPUTemperature: true, Audio: true, Controllers: true, Update: true, Network: true, Host: true}
 	out := map[string]Entity{}
 	for _, e := range Catalogue(s) {
@@ -72,7 +72,9 @@ var nonSlug = regexp.MustCompile(`[^a-z0-9]+`)
 // read from what States and the daemon's builders publish.
 func publishedAttributes(t *testing.T) map[string][]string {
 	s := goldenSettings()
-	snap := Snapshot{Online: true, Playing: true, Current: goldenCurrent(), Last: goldenLast()}
+	s.Achievements = true
+	snap := Snapshot{Online: true, Playing: true, Current: goldenCurrent(), Last: goldenLast(),
+		LastAchievement: Achievement{ID: 1, Title: "x", At: goldenNow, Game: "g", System: "s", SessionID: "id"}}
 	msgs := States(s, snap, goldenNow)
 	msgs = append(msgs, PlayTimeTodayStates(s, PlayDay{Top: []TopGame{{Game: "x", Seconds: 1}}}, goldenNow)...)
 	msgs = append(msgs, ControllerStates(s, []Pad{{Name: "pad", Battery: new(int)}}, goldenNow)...)
@@ -118,6 +120,7 @@ func TestHomeAssistantPieces(t *testing.T) {
 		"activity": Activity, "now_playing": NowPlaying, "power_state": PowerState,
 		"shutdown_button": Shutdown, "play_time_today": PlayTimeToday,
 		"limit_event": LimitEvent, "limit_state": LimitState, "extra_time": ExtraTime, "extra_time_30": ExtraTime30,
+		"achievement_event": AchievementEntity,
 	}
 	byKey := map[string]Entity{}
 	for _, e := range cat {

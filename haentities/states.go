@@ -41,6 +41,10 @@ type Session struct {
 	// Details are ES's metadata, from the store's game cache when the
 	// session is published (hooks cannot ask ES).
 	Details GameDetails `json:"det,omitzero"`
+	// Achievements are the RetroAchievements the session unlocked, oldest first: the first
+	// MaxSessionAchievements of AchievementCount (see AddAchievement).
+	Achievements     []Achievement `json:"ach,omitempty"`
+	AchievementCount int           `json:"achn,omitempty"`
 }
 
 // GameDetails is what ES's game list says of a game beyond its name:
@@ -72,6 +76,8 @@ type Snapshot struct {
 	Sleeping        bool
 	Last            Session // the last logged session; ID "" before the first
 	PlayTime        time.Duration
+	// LastAchievement is the latest unlock; zero At before the first.
+	LastAchievement Achievement
 }
 
 type nowPlayingAttrs struct {
@@ -90,6 +96,7 @@ type lastSessionAttrs struct {
 	DurationS int64  `json:"duration_s"`
 	SessionID string `json:"session_id"`
 	gameAttrs
+	sessionAchievements
 }
 
 // gameAttrs are the game's metadata and how it runs, as now_playing, the
@@ -150,7 +157,8 @@ func States(s Settings, snap Snapshot, at time.Time) []Message {
 		last = gameName(l)
 		length = minutes(l.Duration)
 		lastAttrs = lastSessionAttrs{System: clean(l.System), Rom: cleanAttr(l.Rom), Started: formatTime(l.Started),
-			Ended: formatTime(l.Ended), DurationS: seconds(l.Duration), SessionID: l.ID, gameAttrs: newGameAttrs(l)}
+			Ended: formatTime(l.Ended), DurationS: seconds(l.Duration), SessionID: l.ID, gameAttrs: newGameAttrs(l),
+			sessionAchievements: newSessionAchievements(l)}
 	}
 	ssAttrs := screensaverAttrs{}
 	if snap.Screensaver {
@@ -160,7 +168,7 @@ func States(s Settings, snap Snapshot, at time.Time) []Message {
 	if activity == "" {
 		activity = ActivityOff
 	}
-	return []Message{
+	msgs := []Message{
 		st(NowPlaying, now),
 		attrs(NowPlaying, nowAttrs),
 		st(Playing, onOff(snap.Playing)),
@@ -172,8 +180,11 @@ func States(s Settings, snap Snapshot, at time.Time) []Message {
 		st(Screensaver, onOff(snap.Screensaver)),
 		attrs(Screensaver, ssAttrs),
 		st(Activity, activity),
-		Availability(s, snap.Online, at),
 	}
+	if s.Achievements {
+		msgs = append(msgs, lastAchievementStates(s, snap.LastAchievement, at)...)
+	}
+	return append(msgs, Availability(s, snap.Online, at))
 }
 
 // Availability is the retained online/offline message of <base>/<id>/status.

@@ -36,9 +36,10 @@ func fullCapture() []Message {
 	msgs = append(msgs, saveSyncStates(daemon)...)
 	msgs = append(msgs, saveProblems(daemon)...)
 	msgs = append(msgs, mcpClientsStates(daemon)...)
+	msgs = append(msgs, selectedStates(daemon)...)
 	// Other settings publish under their own topics and must pass too.
 	other := Settings{ID: "cab_2", DiscoveryPrefix: "ha", BaseTopic: "arcade/cabinets", Version: "dev", Daemon: true, Controls: true,
-		LimitsOn: true, SaveSync: true, MCPClients: true}
+		LimitsOn: true, SaveSync: true, MCPClients: true, Achievements: true}
 	msgs = append(msgs, Discovery(other, goldenNow)...)
 	msgs = append(msgs, States(other, Snapshot{}, goldenNow)...)
 	msgs = append(msgs, DiagnosticStates(other, goldenDiagnostics(), goldenNow)...)
@@ -50,7 +51,11 @@ func fullCapture() []Message {
 	msgs = append(msgs, SaveSyncStates(other, SaveSyncState{}, goldenNow)...)
 	msgs = append(msgs, SaveProblemMessage(other, SaveProblem{Kind: SaveProblemError, Detail: "RomM is down"}, goldenNow))
 	msgs = append(msgs, MCPClientsStates(other, MCPClientsState{}, goldenNow)...)
+	msgs = append(msgs, SelectedStates(other, Selected{}, goldenNow)...)
+	msgs = append(msgs, SelectedMarqueeState(other, tinyJPEG(), goldenNow)...)
 	msgs = append(msgs, SessionStart(other, goldenCurrent(), goldenNow), CabinetEvent(other, CabinetStart, goldenNow, goldenNow))
+	msgs = append(msgs, AchievementEvent(other, goldenAchievement(), goldenNow))
+	msgs = append(msgs, lastAchievementStates(other, goldenAchievement(), goldenNow)...)
 	return msgs
 }
 

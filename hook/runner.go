@@ -35,7 +35,10 @@ type Runner struct {
 	Tracker  tracker.Config
 	// Publisher is nil when MQTT is off.
 	Publisher journal.Publisher
-	Log       zerolog.Logger
+	// BatoceraConf is where an achievement's hardcore setting is read
+	// (journal.Rules.BatoceraConf).
+	BatoceraConf string
+	Log          zerolog.Logger
 	// Now stamps the moment of each Apply (default: bootclock.Now).
 	Now func() tracker.Stamp
 	// LockTimeout bounds the wait for the store (default 60 ms).
@@ -131,7 +134,7 @@ func (r *Runner) release(o *journal.Owner) {
 // apply applies the intake log, the spool and evs (none: a flush) in one
 // transaction, then publishes what is pending.
 func (r *Runner) apply(ctx context.Context, o *journal.Owner, publish bool, evs ...journal.Keyed) (journal.Result, error) {
-	rules := journal.Rules{Settings: r.Settings, Tracker: r.Tracker, Publishing: r.Publisher != nil}
+	rules := journal.Rules{Settings: r.Settings, Tracker: r.Tracker, Publishing: r.Publisher != nil, BatoceraConf: r.BatoceraConf}
 	res, err := o.Apply(rules, publish, evs...)
 	if err != nil {
 		return res, err

@@ -1,6 +1,7 @@
 // Package packaging owns what Cabinet installs on a cabinet outside its own
 // directory: the EmulationStation event-script wrappers, the root quit
-// script and the configgen user script (the installer, the Batocera service
+// script, the configgen user script and the achievements script RetroArch
+// runs on an unlock (the installer, the Batocera service
 // script and the static builds live here too). The scripts are rendered from
 // one place so the installer, `cabinet doctor` and the tests agree on every
 // byte.
@@ -79,6 +80,7 @@ func (l Layout) ESScriptFiles() []Script {
 	out = append(out,
 		Script{Path: path.Join(l.ESScripts, "cabinet.sh"), Mode: 0o755, Content: l.rootQuit()},
 		Script{Path: path.Join(l.UserScripts, "cabinet.sh"), Mode: 0o755, Content: l.configgen()},
+		Script{Path: l.AchievementsScript(), Mode: 0o755, Content: l.achievements()},
 	)
 	return out
 }
@@ -130,16 +132,22 @@ func (l Layout) wrapper(ev string) string {
 // regular builtin: a failed redirection does not exit the shell, as it
 // would on : or exec.
 func (l Layout) handOver(args string, n int) string {
+	return l.handOverPrintf(fmt.Sprintf(`'%%s\0' %s "$u" $(($#+%d)) %s "$@" %s`, journal.InboxMagic, n, args, journal.InboxEnd))
+}
+
+// handOverPrintf is handOver with the printf's arguments given (format
+// first): the achievements wrapper writes a fixed record of bounded fields.
+func (l Layout) handOverPrintf(printfArgs string) string {
 	up := shQuote(path.Join(l.RunDir, paths.UpFileName))
 	box := shQuote(path.Join(l.RunDir, paths.InboxName) + "/")
 	return fmt.Sprintf(`# While cabinet serve runs, the event goes into its inbox without starting the binary.
 if { read -r p t <%s && read -r x x x x x x x x x x x x x x x x x x x x x s x <"/proc/$p/stat" &&
   [ "$s" = "$t" ] && read -r u x </proc/uptime; } 2>/dev/null; then
   set -C
-  printf '%%s\0' %s "$u" $(($#+%d)) %s "$@" %s 2>/dev/null >%s"$u-$$" && exit 0
+  printf %s 2>/dev/null >%s"$u-$$" && exit 0
   set +C
 fi
-`, up, journal.InboxMagic, n, args, journal.InboxEnd, box)
+`, up, printfArgs, box)
 }
 
 // rootQuit is the root generic script. ES runs it for every event with the

@@ -78,10 +78,17 @@ func (h handover) up(t *testing.T, pid int, right bool) {
 // left cut short is not counted: the daemon ignores it too.
 func (h handover) run(t *testing.T, sh []string, script string, args ...string) (records []journal.InboxRecord, binary []string) {
 	t.Helper()
+	return h.runArgs(t, append(append(append([]string(nil), sh...), script), args...))
+}
+
+// runArgs is run for a whole command line (a shell with -c, say).
+func (h handover) runArgs(t *testing.T, argv []string) (records []journal.InboxRecord, binary []string) {
+	t.Helper()
 	os.Remove(h.rec)
-	cmd := exec.Command(sh[0], append(append(sh[1:], script), args...)...)
+	script := argv[len(argv)-1]
+	cmd := exec.Command(argv[0], argv[1:]...)
 	if out, err := cmd.CombinedOutput(); err != nil || len(out) > 0 {
-		t.Fatalf("%s %s: %v, output %q (want success and silence)", strings.Join(sh, " "), script, err, out)
+		t.Fatalf("%s: %v, output %q (want success and silence)", strings.Join(argv, " "), err, out)
 	}
 	ents, _ := os.ReadDir(h.box)
 	for _, e := range ents {
@@ -119,6 +126,9 @@ func TestWrappersHandOverUnderEveryShell(t *testing.T) {
 				args := hardArgv
 				if strings.Contains(s.Path, "screensaver-start") {
 					args = []string{"suspend"} // no flag: the daemon-down run must not wait for it
+				}
+				if s.Path == h.l.AchievementsScript() {
+					args = append([]string{"12345"}, hardArgv[1:]...) // a decimal id (cut to 32 bytes otherwise)
 				}
 				name := strings.TrimPrefix(s.Path, h.l.ESScripts+"/")
 				h.up(t, os.Getpid(), true)

@@ -33,10 +33,11 @@ func goList(t *testing.T, args ...string) []string {
 var daemonMayUse = []string{"hook/tracker", "hook/argv", "hook/journal", "hook/store", "hook/socket", "hook/paths", "hook/bootclock", "hook/playday"}
 
 // hookMayLink is every package of ours that the hook path (hook/...) may
-// link: itself (its store included), Home Assistant's payloads and the MQTT link.
+// link: itself (its store included), Home Assistant's payloads and the MQTT link,
+// and batocera.conf's reader (an achievement's hardcore setting; stdlib only).
 // A new dependency of the path every ES event runs must be added here on
 // purpose.
-var hookMayLink = []string{"hook", "haentities", "haentities/mqttlink", "haentities/untrusted"}
+var hookMayLink = []string{"hook", "haentities", "haentities/mqttlink", "haentities/untrusted", "packaging/batoconf"}
 
 // TestProductionDependencies keeps test machinery (testing, httptest, the
 // test kits, anything under simulator/testpeers) out of the binary that

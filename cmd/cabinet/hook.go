@@ -38,9 +38,9 @@ func (c *hookCommand) Run(ctx context.Context, args []string) (err error) {
 		fmt.Fprint(c.env.Stderr, `Usage: cabinet hook [--source es|configgen] EVENT [ARGS...]
 
 Records an EmulationStation event (start, game-start, game-end, game-selected,
-screensaver-start, screensaver-stop, sleep, wake, quit [reboot|shutdown]) or a
+screensaver-start, screensaver-stop, sleep, wake, quit [reboot|shutdown]), a
 Batocera launcher event (--source configgen gameStart|gameStop system emulator
-core rom). Run by the scripts Cabinet installs for ES; always silent, always
+core rom) or a RetroAchievements unlock (achievements id title description). Run by the scripts Cabinet installs for ES; always silent, always
 exits 0, and returns within a quarter of a second. Problems go to
 <state_dir>/cabinet.log.
 `)
@@ -72,7 +72,7 @@ exits 0, and returns within a quarter of a second. Problems go to
 		log.Warn().Err(l.Err).Msg("configuration has invalid values; their defaults are used")
 	}
 	if args == nil {
-		r, err := newHookRunner(cfg, log)
+		r, err := newHookRunner(l, log)
 		switch {
 		case err != nil:
 		case drain:
@@ -107,7 +107,7 @@ exits 0, and returns within a quarter of a second. Problems go to
 	} else if err != socket.ErrNoDaemon {
 		log.Warn().Err(err).Str("event", string(ev.Kind)).Msg("daemon did not ack in time; recording the event here")
 	}
-	r, err := newHookRunner(cfg, log)
+	r, err := newHookRunner(l, log)
 	if err != nil {
 		log.Error().Err(err).Msg("hook cannot record the event")
 		return nil
@@ -121,16 +121,19 @@ exits 0, and returns within a quarter of a second. Problems go to
 }
 
 // newHookRunner builds the standalone runner from the configuration.
-func newHookRunner(cfg *config.Config, log zerolog.Logger) (*hook.Runner, error) {
+func newHookRunner(l *config.Loaded, log zerolog.Logger) (*hook.Runner, error) {
+	cfg := &l.Config
 	settings, err := haSettings(cfg, buildVersion(), false)
 	if err != nil {
 		return nil, err
 	}
+	settings.Achievements = retroAchievementsOn(l.File)
 	r := &hook.Runner{
-		Layout:   cfg.Layout(),
-		Settings: settings,
-		Tracker:  journalRules(cfg, settings).Tracker,
-		Log:      log,
+		Layout:       cfg.Layout(),
+		Settings:     settings,
+		Tracker:      journalRules(cfg, settings).Tracker,
+		BatoceraConf: l.File,
+		Log:          log,
 	}
 	if cfg.MQTTEnabled() {
 		r.Publisher = oneShot{mqttOptions(cfg, hookClientID(settings.ID))}

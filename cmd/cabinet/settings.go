@@ -21,11 +21,13 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon"
 	"github.com/batocera-cabinet/cabinet/daemon/cfaccess"
 	"github.com/batocera-cabinet/cabinet/daemon/household"
+	"github.com/batocera-cabinet/cabinet/daemon/selection"
 	"github.com/batocera-cabinet/cabinet/daemon/tools"
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/haentities/mqttlink"
 	"github.com/batocera-cabinet/cabinet/hook/journal"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
+	"github.com/batocera-cabinet/cabinet/packaging/batoconf"
 )
 
 // This file maps the cabinet.* keys to each part's own settings: the
@@ -62,6 +64,14 @@ func haSettings(cfg *config.Config, version string, isDaemon bool) (haentities.S
 		MAC:             cabinetMAC(cfg, isDaemon),
 	}
 	return s, s.Validate()
+}
+
+// retroAchievementsOn reads whether the configuration file (batocera.conf,
+// or CABINET_CONFIG's) turns RetroAchievements on: the achievement entities
+// are announced only then. An unreadable file turns nothing on.
+func retroAchievementsOn(file string) bool {
+	data, err := batoconf.ReadFile(file)
+	return err == nil && batoconf.RetroAchievementsOn(data)
 }
 
 // cabinetMAC is the device block's MAC address: the daemon chooses and
@@ -150,13 +160,16 @@ func daemonConfig(l *config.Loaded, version string) (daemon.Loaded, error) {
 	if err != nil {
 		return daemon.Loaded{}, fmt.Errorf("home assistant settings: %w", err)
 	}
+	settings.Achievements = retroAchievementsOn(l.File)
 	clientID := cfg.MQTT.ClientID
 	if clientID == "" {
 		clientID = "cabinet_" + settings.ID
 	}
+	rules := journalRules(cfg, settings)
+	rules.BatoceraConf = l.File // an achievement's hardcore setting
 	dc := daemon.Config{
 		Layout:      cfg.Layout(),
-		Rules:       journalRules(cfg, settings),
+		Rules:       rules,
 		BirthTopic:  cfg.MQTT.HAStatusTopic,
 		Tools:       toolsSettings(cfg),
 		HTTP:        httpConfig(cfg),
@@ -165,6 +178,8 @@ func daemonConfig(l *config.Loaded, version string) (daemon.Loaded, error) {
 		LogLevel:    cfg.LogLevel,
 		Secrets:     cfg.Secrets(),
 		Household:   householdRules(cfg),
+		Selection: selection.Config{Settle: time.Duration(cfg.Selected.SettleMS) * time.Millisecond,
+			Screensaver: cfg.Selected.ScreensaverPicks},
 	}
 	if cfg.MQTTEnabled() {
 		dc.MQTT = mqttOptions(cfg, clientID)

@@ -45,11 +45,12 @@ func BenchmarkWrappers(b *testing.B) {
 	for _, kind := range kinds {
 		tb := startBroker(b, kind)
 		tb.subscribe = true
-		r := newRig(b, tb, "cabinet.log.level=debug")
+		r := newRig(b, tb, "cabinet.log.level=debug", "global.retroachievements=1") // the unlock rows' entities
 		scripts := r.cab.Path("/userdata/system/configs/emulationstation/scripts")
 		ssStop := filepath.Join(scripts, "screensaver-stop", "cabinet")
 		ssStart := filepath.Join(scripts, "screensaver-start", "cabinet")
 		configgen := r.cab.Path("/userdata/system/scripts/cabinet.sh")
+		achievements := filepath.Join(scripts, "achievements", "cabinet")
 		_, today := screensaverStopWrappers(b, r, cabinetBin)
 		d := r.startOnline()
 		sh := func(script string, args ...string) func() time.Duration {
@@ -70,6 +71,9 @@ func BenchmarkWrappers(b *testing.B) {
 			{name: "configgen script gameStop, daemon up", run: game("gameStop")},
 			{name: "screensaver-stop wrapper, daemon up", run: sh(ssStop)},
 			{name: "event -> retained state, daemon up", run: latency(b, r, ssStart, ssStop)}, // after the stop row
+			// RetroArch's frame waits for this one (system(), no timeout).
+			{name: "achievements wrapper, daemon up", run: sh(achievements, "12345", `Say "Hi" $HOME`, "Defeat the first boss")},
+			{name: "event -> unlocked event, daemon up", run: unlockLatency(b, r, achievements)},
 		}
 		upRows := len(rows)
 		measure(rows, runs, false)
@@ -95,6 +99,7 @@ func BenchmarkWrappers(b *testing.B) {
 			{name: "  today's wrapper, daemon down", run: sh(today)},
 			{name: "configgen script gameStart, daemon down", run: game("gameStart")},
 			{name: "configgen script gameStop, daemon down", run: game("gameStop")},
+			{name: "achievements wrapper, daemon down", run: sh(achievements, "12345", `Say "Hi" $HOME`, "Defeat the first boss")},
 		}
 		measure(down, max(runs/5, 20), true) // a binary start each: fewer runs
 		rows = append(append(rows, pair...), down...)
@@ -171,6 +176,31 @@ func latency(b *testing.B, r *rig, on, _ string) func() time.Duration {
 		timeCmd(b, r, "/bin/sh", on, "dim")
 		m := r.obs.AwaitMsg(from, r.topic("screensaver"), "ON")
 		return m.At.Sub(start)
+	}
+}
+
+// unlockLatency times the achievements wrapper spawned until a subscriber
+// has its unlocked event. Each run unlocks another id: the same one again
+// within seconds is announced once.
+func unlockLatency(b *testing.B, r *rig, wrapper string) func() time.Duration {
+	id := 100000
+	return func() time.Duration {
+		id++
+		from := r.obs.Mark()
+		start := time.Now()
+		timeCmd(b, r, "/bin/sh", wrapper, strconv.Itoa(id), "Latency", "One more")
+		key := fmt.Sprintf(`"id":%d,`, id)
+		var at time.Time
+		cabinettest.Await(b, "unlock "+key, r.obs.Changed, func() (bool, string) {
+			for _, m := range r.obs.Since(from) {
+				if m.Topic == r.topic("achievement") && strings.Contains(m.Payload, key) {
+					at = m.At
+					return true, ""
+				}
+			}
+			return false, "not yet"
+		})
+		return at.Sub(start)
 	}
 }
 

@@ -78,6 +78,15 @@ type wireGame struct {
 	Thumbnail        text `json:"thumbnail"`
 	FanArt           text `json:"fanart"`
 	Manual           text `json:"manual"`
+	TitleShot        text `json:"titleshot"`
+	Magazine         text `json:"magazine"`
+	Map              text `json:"map"`
+	Bezel            text `json:"bezel"`
+	Cartridge        text `json:"cartridge"`
+	BoxArt           text `json:"boxart"`
+	BoxBack          text `json:"boxback"`
+	Wheel            text `json:"wheel"`
+	Mix              text `json:"mix"`
 }
 
 func (w wireGame) game(loc *time.Location) Game {
@@ -89,7 +98,10 @@ func (w wireGame) game(loc *time.Location) Game {
 		CRC32: string(w.CRC32), MD5: string(w.MD5), ScraperID: string(w.ScraperID),
 		Favorite: bool(w.Favorite), Hidden: bool(w.Hidden), KidGame: bool(w.KidGame),
 		Image: string(w.Image), Video: string(w.Video), Marquee: string(w.Marquee),
-		Thumbnail: string(w.Thumbnail), FanArt: string(w.FanArt), Manual: string(w.Manual)}
+		Thumbnail: string(w.Thumbnail), FanArt: string(w.FanArt), Manual: string(w.Manual),
+		TitleShot: string(w.TitleShot), Magazine: string(w.Magazine), Map: string(w.Map), Bezel: string(w.Bezel),
+		Cartridge: string(w.Cartridge), BoxArt: string(w.BoxArt), BoxBack: string(w.BoxBack), Wheel: string(w.Wheel),
+		Mix: string(w.Mix)}
 	if r, err := strconv.ParseFloat(string(w.Rating), 64); err == nil && r > 0 && !math.IsInf(r, 0) {
 		g.Rating = math.Min(r, 1) // NaN fails r > 0
 	}

@@ -75,6 +75,20 @@ func TestDecodeCapturedGames(t *testing.T) {
 	}
 }
 
+// TestDecodeGameMedia: every media key ES emits (MetaData.cpp's MD_PATH keys) is decoded, as
+// game-selected's marquee page and image.batocera_selected_marquee read them with localpaths.
+func TestDecodeGameMedia(t *testing.T) {
+	g, err := decodeGame([]byte(`{"id":"a","image":"/i.png","video":"/v.mp4","marquee":"/m.png","thumbnail":"/t.png",
+		"fanart":"/f.png","titleshot":"/ts.png","manual":"/man.pdf","magazine":"/mag.cbz","map":"/map.png","bezel":"/b.png",
+		"cartridge":"/c.png","boxart":"/ba.png","boxback":"/bb.png","wheel":"/w.png","mix":"/mix.png"}`), time.UTC)
+	want := Game{ID: "a", Image: "/i.png", Video: "/v.mp4", Marquee: "/m.png", Thumbnail: "/t.png", FanArt: "/f.png",
+		Manual: "/man.pdf", TitleShot: "/ts.png", Magazine: "/mag.cbz", Map: "/map.png", Bezel: "/b.png", Cartridge: "/c.png",
+		BoxArt: "/ba.png", BoxBack: "/bb.png", Wheel: "/w.png", Mix: "/mix.png"}
+	if err != nil || g != want {
+		t.Errorf("decoded\n %+v, %v\nwant\n %+v", g, err, want)
+	}
+}
+
 func TestDecodeGameTolerance(t *testing.T) {
 	for _, tc := range []struct {
 		name, json string

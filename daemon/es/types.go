@@ -78,6 +78,11 @@ type Game struct {
 	// Media: API URLs such as /systems/nes/games/<id>/media/image (relative
 	// to the base URL), or file paths when fetched with localpaths.
 	Image, Video, Marquee, Thumbnail, FanArt, Manual string
+	// More media, in ES's words (MetaData.cpp): Marquee is the "Logo"
+	// slot, which ES's scraper fills with the wheel; Thumbnail is "Box";
+	// Wheel, BoxArt ("Alt BoxArt"), BoxBack, Cartridge and Mix are not
+	// scraped by default.
+	TitleShot, Magazine, Map, Bezel, Cartridge, BoxArt, BoxBack, Wheel, Mix string
 }
 
 // Caps is GET /caps.

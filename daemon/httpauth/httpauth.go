@@ -4,8 +4,10 @@
 // each with its scopes, which it puts in the request's context; a Host
 // header allow-list against DNS rebinding; refusal of browser Origins that
 // are neither the server's own nor allowed; a throttle on failed
-// authentication per peer address; a cap on request bodies; and an
-// unauthenticated GET /healthz. With Cloudflare Access configured, a
+// authentication per peer address; a cap on request bodies; refusal of a
+// token in a URL's query; an unauthenticated GET /healthz; and other
+// packages' routes behind the same checks (Route: the second screens'
+// /events and /marquee). With Cloudflare Access configured, a
 // request that carries an Access assertion is decided by the assertion
 // alone (access.go), outside the per-peer throttle.
 package httpauth
@@ -62,6 +64,9 @@ type Options struct {
 	// ToolScope names the scope a tool needs (tools.ToolScope), for the
 	// 403 insufficient_scope an OAuth caller gets outside its scopes.
 	ToolScope func(tool string) string
+	// Routes are more paths served beside /mcp (routes.go): the second
+	// screens' /events and /marquee.
+	Routes []Route
 }
 
 // Guard wraps the MCP handler.
@@ -134,8 +139,10 @@ func New(opts Options) *Guard {
 	return g
 }
 
-// Wrap returns a handler serving /healthz openly and mcp at /mcp behind the
-// checks. mcp finds the caller's token name and scopes with CallerFrom.
+// Wrap returns a handler serving /healthz openly, mcp at /mcp behind the
+// checks, and Options.Routes. mcp finds the caller's token name and scopes
+// with CallerFrom. A token in a URL's query is refused on every checked
+// path: it would be kept in proxies' logs and browser history.
 func (g *Guard) Wrap(mcp http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -147,6 +154,9 @@ func (g *Guard) Wrap(mcp http.Handler) http.Handler {
 		w.Write([]byte(`{"status":"ok"}` + "\n"))
 	})
 	mux.Handle("/mcp", g.check(mcp))
+	for _, rt := range g.opts.Routes {
+		mux.Handle(rt.Pattern, g.route(rt))
+	}
 	if g.opts.OAuth != nil {
 		// Behind the Host check only: the endpoints are public by design
 		// (metadata, registration, token), and the consent page checks its
@@ -207,6 +217,10 @@ func writeDenial(w http.ResponseWriter, status int, reason string) {
 func (g *Guard) check(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if g.hostRefused(w, r) {
+			return
+		}
+		if queryToken(r) {
+			g.deny(w, r, http.StatusBadRequest, errQueryToken)
 			return
 		}
 		if origin := r.Header.Get("Origin"); origin != "" && !g.originAllowed(r, origin) {

@@ -71,7 +71,7 @@ func (p *Pictures) RunArtwork(ctx context.Context) error {
 }
 
 // errNoPicture: ES names no picture file for the game.
-var errNoPicture = errors.New("ES has no box art, marquee or image for it")
+var errNoPicture = errors.New("ES names no picture file for it")
 
 // GamePicture reads the game's picture from the files ES names for it,
 // in order; the reason kept for the log is the first file that is there but
@@ -83,23 +83,33 @@ func (p *Pictures) GamePicture(ctx context.Context, system, rom string) ([]byte,
 	if err != nil {
 		return nil, err
 	}
+	b, _, err := FirstPicture(p.Root, g.Thumbnail, g.Marquee, g.Image)
+	return b, err
+}
+
+// FirstPicture reads the first usable picture of files (ES's media paths, under root, which is
+// cabinet.paths.root: "" on a cabinet), in order, as artwork.EncodeFile makes it, and says which
+// file it was; the error is the first file that is there but unusable, else that none could be
+// read.
+func FirstPicture(root string, files ...string) (jpeg []byte, file string, err error) {
 	reason := errNoPicture
-	for _, f := range []string{g.Thumbnail, g.Marquee, g.Image} {
+	for _, f := range files {
 		if f == "" || !filepath.IsAbs(f) {
 			continue
 		}
-		if p.Root != "" {
-			f = filepath.Join(p.Root, f)
+		path := f
+		if root != "" {
+			path = filepath.Join(root, f)
 		}
-		b, err := artwork.EncodeFile(f)
+		b, err := artwork.EncodeFile(path)
 		switch {
 		case err == nil:
-			return b, nil
+			return b, f, nil
 		case reason == errNoPicture || errors.Is(reason, fs.ErrNotExist) && !errors.Is(err, fs.ErrNotExist):
 			reason = err
 		}
 	}
-	return nil, reason
+	return nil, "", reason
 }
 
 // ScreenshotSettle is how long a new screenshot file stays unchanged

@@ -243,6 +243,7 @@ func mustJSON(t *testing.T, v any) string {
 
 type stubHistory struct {
 	sessions []Session
+	unlocks  []Achievement
 	err      error
 	got      *HistoryQuery
 }
@@ -252,4 +253,14 @@ func (s stubHistory) Sessions(_ context.Context, q HistoryQuery) ([]Session, err
 		*s.got = q
 	}
 	return append([]Session(nil), s.sessions...), s.err
+}
+
+func (s stubHistory) Achievements(_ context.Context, q HistoryQuery) ([]Achievement, error) {
+	var out []Achievement
+	for _, a := range s.unlocks {
+		if !a.At.Before(q.Since) && a.At.Before(q.Until) && (q.Limit <= 0 || len(out) < q.Limit) {
+			out = append(out, a)
+		}
+	}
+	return out, s.err
 }

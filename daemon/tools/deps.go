@@ -121,6 +121,21 @@ type Session struct {
 	Ended    time.Time // zero while the game still runs
 	Duration time.Duration
 	Source   string // how it was detected, e.g. "hook", "es-api"
+	// Achievements is how many RetroAchievements the session unlocked.
+	Achievements int
+}
+
+// Achievement is one RetroAchievements unlock from the log: every one,
+// whether a session was known (Game, System and SessionID "" when not).
+type Achievement struct {
+	ID          uint32
+	Title       string
+	Description string
+	Hardcore    bool // configured for the game in batocera.conf
+	At          time.Time
+	Game        string
+	System      string
+	SessionID   string
 }
 
 // HistoryQuery selects sessions that started in [Since, Until).
@@ -134,6 +149,9 @@ type HistoryQuery struct {
 // is registered.
 type History interface {
 	Sessions(ctx context.Context, q HistoryQuery) ([]Session, error)
+	// Achievements are the unlocks of [Since, Until), newest first, at most
+	// Limit (System is ignored: an unlock outside a session has none).
+	Achievements(ctx context.Context, q HistoryQuery) ([]Achievement, error)
 }
 
 // Paths are the files batocera_get_health and batocera_take_screenshot

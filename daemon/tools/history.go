@@ -29,28 +29,31 @@ type historyArgs struct {
 }
 
 type historyResult struct {
-	Since    string        `json:"since"`
-	Until    string        `json:"until"`
-	Sessions []sessionOut  `json:"sessions"`
-	Totals   historyTotals `json:"totals"`
-	Warnings []string      `json:"warnings"`
+	Since        string           `json:"since"`
+	Until        string           `json:"until"`
+	Sessions     []sessionOut     `json:"sessions"`
+	Totals       historyTotals    `json:"totals"`
+	Achievements []achievementOut `json:"achievements"`
+	Warnings     []string         `json:"warnings"`
 }
 
 type sessionOut struct {
-	SessionID string  `json:"session_id"`
-	Game      string  `json:"game"`
-	System    string  `json:"system"`
-	ROM       string  `json:"rom"`
-	Started   string  `json:"started"`
-	Ended     *string `json:"ended"`
-	DurationS int64   `json:"duration_s"`
-	Source    string  `json:"source"`
+	SessionID    string  `json:"session_id"`
+	Game         string  `json:"game"`
+	System       string  `json:"system"`
+	ROM          string  `json:"rom"`
+	Started      string  `json:"started"`
+	Ended        *string `json:"ended"`
+	DurationS    int64   `json:"duration_s"`
+	Source       string  `json:"source"`
+	Achievements int     `json:"achievements"`
 }
 
 type historyTotals struct {
-	ByGame   []gameTotal   `json:"by_game"`
-	BySystem []systemTotal `json:"by_system"`
-	TotalS   int64         `json:"total_s"`
+	ByGame       []gameTotal       `json:"by_game"`
+	BySystem     []systemTotal     `json:"by_system"`
+	TotalS       int64             `json:"total_s"`
+	Achievements achievementTotals `json:"achievements"`
 }
 
 type gameTotal struct {
@@ -70,7 +73,8 @@ func playHistoryTool(hist History, clock Clock, loc *time.Location) (mcp.Tool, s
 	when := "RFC 3339 time, a date (2025-04-01), today, yesterday, now, or an age such as 7d, 24h, 2w."
 	t := define("batocera_play_history", "Play history",
 		"Play sessions the cabinet logged: which game, when, for how long, newest first; with totals per game and "+
-			"per system over the period (default: the last 7 days).",
+			"per system over the period (default: the last 7 days), and the RetroAchievements unlocked in it "+
+			"(\"what did we unlock this week?\": since=7d), with counts per game and per day.",
 		reads, true,
 		withInput(
 			opt("since", str("Start of the period: "+when, maxLen(40))),
@@ -86,6 +90,7 @@ func playHistoryTool(hist History, clock Clock, loc *time.Location) (mcp.Tool, s
 				req("rom", str("ROM path.")), req("started", str("Start (RFC 3339).")),
 				req("ended", nullable(str("End (RFC 3339), null while it runs."))),
 				req("duration_s", integer("Length in seconds.")), req("source", str("How the session was detected.")),
+				req("achievements", integer("RetroAchievements unlocked in the session.")),
 			))),
 			req("totals", object("Totals over the period.",
 				req("by_game", array("Games by time played, most first (top 20).", object("",
@@ -94,7 +99,9 @@ func playHistoryTool(hist History, clock Clock, loc *time.Location) (mcp.Tool, s
 				req("by_system", array("Systems by time played, most first (top 20).", object("",
 					req("system", str("System name.")), req("sessions", integer("Sessions.")),
 					req("total_s", integer("Seconds played."))))),
-				req("total_s", integer("Seconds played in all.")))),
+				req("total_s", integer("Seconds played in all.")),
+				req("achievements", achievementTotalsSchema()))),
+			req("achievements", achievementsSchema()),
 			req("warnings", array("Things worth knowing about the figures.", str("One warning."))),
 		))
 	return t, typed(func(ctx context.Context, a historyArgs) (historyResult, error) {
@@ -128,6 +135,9 @@ func playHistory(ctx context.Context, hist History, now time.Time, a historyArgs
 	}
 	res := historyResult{Since: timestamp(since, loc), Until: timestamp(until, loc), Sessions: []sessionOut{},
 		Warnings: []string{}, Totals: historyTotals{ByGame: []gameTotal{}, BySystem: []systemTotal{}}}
+	if err := addAchievements(ctx, hist, HistoryQuery{Since: since, Until: until, System: a.System}, loc, &res); err != nil {
+		return historyResult{}, err
+	}
 	if len(sessions) >= maxHistorySessions {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("Only the newest %d sessions are counted; choose a shorter period.", maxHistorySessions))
 	}
@@ -135,7 +145,8 @@ func playHistory(ctx context.Context, hist History, now time.Time, a historyArgs
 	for i, s := range sessions {
 		o := sessionOut{SessionID: untrusted.Clean(s.ID, maxIdent), Game: untrusted.Clean(s.Game, maxName),
 			System: systemName(s.System), ROM: untrusted.Clean(s.ROM, maxPath), Started: timestamp(s.Started, loc),
-			DurationS: int64(max(s.Duration, 0) / time.Second), Source: untrusted.Clean(s.Source, maxIdent)}
+			DurationS: int64(max(s.Duration, 0) / time.Second), Source: untrusted.Clean(s.Source, maxIdent),
+			Achievements: max(s.Achievements, 0)}
 		if !s.Ended.IsZero() {
 			o.Ended = ptr(timestamp(s.Ended, loc))
 		}
@@ -223,6 +234,7 @@ func (r historyResult) text() string {
 			fmt.Fprintf(&b, "\n- %s %s (%s), %s", s.Started, s.Game, s.System, time.Duration(s.DurationS)*time.Second)
 		}
 	}
+	r.achievementsText(&b)
 	for _, w := range r.Warnings {
 		b.WriteString("\nWarning: " + w)
 	}

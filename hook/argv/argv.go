@@ -51,6 +51,9 @@ func Parse(args []string, st tracker.Stamp) (tracker.Event, error) {
 	if len(args) > maxArgs {
 		return tracker.Event{}, fmt.Errorf("%d arguments: at most %d expected", len(args), maxArgs)
 	}
+	if args[0] == EventAchievements {
+		args = boundUnlock(args)
+	}
 	for i, a := range args {
 		if len(a) > maxArgBytes {
 			return tracker.Event{}, fmt.Errorf("argument %d is %d bytes: at most %d expected", i+1, len(a), maxArgBytes)
@@ -62,6 +65,11 @@ func Parse(args []string, st tracker.Stamp) (tracker.Event, error) {
 			return args[i]
 		}
 		return ""
+	}
+	if args[0] == EventAchievements {
+		// Batocera's call_achievements_hooks.sh, run by RetroArch (the
+		// wrappers pass --source configgen: it never touches the network).
+		return parseUnlock(ev, arg(1), arg(2), arg(3))
 	}
 	if src == tracker.SourceConfiggen {
 		switch args[0] {

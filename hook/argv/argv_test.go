@@ -82,6 +82,7 @@ func FuzzParse(f *testing.F) {
 	f.Add("game-start", `/userdata/roms/nes/A\ \(b\).nes`, "A (b)", "A (b)")
 	f.Add("--source", "configgen", "gameStart", "nes")
 	f.Add("quit", "reboot", "", "")
+	f.Add("achievements", "12", "Say \"Hi\"\n", "\xff")
 	f.Fuzz(func(t *testing.T, a, b, c, d string) {
 		ev, err := Parse([]string{a, b, c, d}, st)
 		if err != nil {

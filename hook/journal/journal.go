@@ -47,6 +47,10 @@ type Rules struct {
 	// records them once per settings, a hook (a new process each time)
 	// every time.
 	DiscoveryRecorded bool
+	// BatoceraConf is the file an achievement's hardcore setting is read
+	// from when it is first applied (the configuration file: batocera.conf,
+	// or CABINET_CONFIG's); "" reads none (hardcore off).
+	BatoceraConf string
 }
 
 // Result is what one Apply did.
@@ -82,6 +86,7 @@ func Apply(st *store.Store, r Rules, now tracker.Stamp, publish bool, evs []Keye
 				res.Applied = append(res.Applied, k)
 			}
 		}
+		all = withHardcore(st, r, all)
 		var out tracker.Output
 		if publish {
 			st, out = tracker.Apply(st, r.Tracker, now, all...)
@@ -106,6 +111,9 @@ func Apply(st *store.Store, r Rules, now tracker.Stamp, publish bool, evs []Keye
 			if err := countToday(tx, now, out.Logged); err != nil {
 				return err
 			}
+		}
+		if err := logUnlocks(tx, out.Unlocked); err != nil {
+			return err
 		}
 		if !r.Publishing {
 			return nil

@@ -272,6 +272,17 @@ func (s *Store) CachedName(path string) (Name, bool, error) {
 	return n, ok, err
 }
 
+// CachedSystem returns the cached full name of a system, in a read transaction.
+func (s *Store) CachedSystem(name string) (string, bool, error) {
+	var full string
+	var ok bool
+	err := s.view(func(tx *bolt.Tx) error {
+		full, ok = (&Tx{tx: tx, s: s}).SystemName(name)
+		return nil
+	})
+	return full, ok, err
+}
+
 // SystemName returns the cached full name of a system.
 func (t *Tx) SystemName(name string) (string, bool) {
 	v := t.tx.Bucket(bSystems).Get([]byte(name))

@@ -1,10 +1,17 @@
 package tracker
 
-import "github.com/batocera-cabinet/cabinet/haentities"
+import (
+	"strconv"
+
+	"github.com/batocera-cabinet/cabinet/haentities"
+)
 
 // emit turns effects into output. final effects come from events that will never be replayed again.
 func (st *State) emit(fx []effect, final bool, cfg Config, now Stamp, out *Output) {
 	for _, f := range fx {
+		if f.typ == haentities.EventAchievementUnlocked && final {
+			out.Unlocked = append(out.Unlocked, f.ach) // for the log, once; announced below
+		}
 		switch {
 		case f.typ == haentities.EventSessionEnd:
 			if final {
@@ -14,14 +21,14 @@ func (st *State) emit(fx []effect, final bool, cfg Config, now Stamp, out *Outpu
 			// a screensaver launch, or held until the launch is final
 		case !out.publish:
 			// Record: a replay derives tentative events again; final ones wait for the next Apply.
-			if final && !st.sent(f.typ, markKey(f.typ, f.sess), f.at, cfg) {
-				st.Pending = append(st.Pending, Pending{Type: f.typ, At: f.at, Session: f.sess})
+			if final && !st.sent(f.typ, markKey(f.typ, f.sess, f.ach), f.at, cfg) {
+				st.Pending = append(st.Pending, Pending{Type: f.typ, At: f.at, Session: f.sess, Achievement: f.ach})
 				if len(st.Pending) > maxPending {
 					st.Pending = st.Pending[len(st.Pending)-maxPending:]
 				}
 			}
 		default:
-			st.send(f.typ, f.at, f.sess, cfg, now, out)
+			st.send(Pending{Type: f.typ, At: f.at, Session: f.sess, Achievement: f.ach}, cfg, now, out)
 		}
 	}
 }
@@ -31,22 +38,22 @@ func (st *State) flushPending(cfg Config, now Stamp, out *Output) {
 	pending := st.Pending
 	st.Pending = nil
 	for _, p := range pending {
-		st.send(p.Type, p.At, p.Session, cfg, now, out)
+		st.send(p, cfg, now, out)
 	}
 }
 
 // send emits a time-sensitive event unless it was sent already, and remembers it.
-func (st *State) send(typ string, at Stamp, sess haentities.Session, cfg Config, now Stamp, out *Output) {
-	key := markKey(typ, sess)
-	if st.sent(typ, key, at, cfg) {
+func (st *State) send(p Pending, cfg Config, now Stamp, out *Output) {
+	key := markKey(p.Type, p.Session, p.Achievement)
+	if st.sent(p.Type, key, p.At, cfg) {
 		return
 	}
-	st.Sent = append(st.Sent, Mark{Type: typ, At: at, Key: key})
-	age := since(at, now)
+	st.Sent = append(st.Sent, Mark{Type: p.Type, At: p.At, Key: key})
+	age := since(p.At, now)
 	if age < 0 {
 		age = 0
 	}
-	out.Events = append(out.Events, TimedEvent{Type: typ, At: at.At, Age: age, Session: sess})
+	out.Events = append(out.Events, TimedEvent{Type: p.Type, At: p.At.At, Age: age, Session: p.Session, Achievement: p.Achievement})
 }
 
 // sent reports whether an event of this type (and, for session events, of this session) was
@@ -70,7 +77,7 @@ func (st *State) sent(typ, key string, at Stamp, cfg Config) bool {
 		}
 	}
 	for _, p := range st.Pending {
-		if near(p.Type, markKey(p.Type, p.Session), p.At) {
+		if near(p.Type, markKey(p.Type, p.Session, p.Achievement), p.At) {
 			return true
 		}
 	}
@@ -79,12 +86,16 @@ func (st *State) sent(typ, key string, at Stamp, cfg Config) bool {
 
 // markKey tells session events apart by session: the session id (session
 // events are emitted only once final, so a session keeps one id), "" for
-// cabinet events, which have no session.
-func markKey(typ string, sess haentities.Session) string {
-	if typ != haentities.EventSessionStart && typ != haentities.EventSessionEnd {
-		return ""
+// cabinet events, which have no session. Unlocks are told apart by
+// achievement id (a replay may still change the session's id).
+func markKey(typ string, sess haentities.Session, ach haentities.Achievement) string {
+	switch typ {
+	case haentities.EventSessionStart, haentities.EventSessionEnd:
+		return sess.ID
+	case haentities.EventAchievementUnlocked:
+		return "ach:" + strconv.FormatUint(uint64(ach.ID), 10)
 	}
-	return sess.ID
+	return ""
 }
 
 // pruneMarks forgets marks no replay can match any more (older than the final horizon by more than

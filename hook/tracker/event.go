@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/batocera-cabinet/cabinet/haentities"
 )
 
 // Kind is what happened. The ES event names are used as they are, so the hook maps argv directly;
@@ -26,6 +28,9 @@ const (
 	KindReboot           Kind = "reboot"   // ES fires it right after "quit reboot"
 	KindShutdown         Kind = "shutdown" // ES fires it right after "quit shutdown"
 	KindStopped          Kind = "stopped"  // the daemon stopped cleanly: the cabinet goes offline
+	// KindAchievement is a RetroAchievements unlock: RetroArch runs the scripts in ES's
+	// scripts/achievements/ folder with `id title description` (argv's "achievements").
+	KindAchievement Kind = "achievement"
 )
 
 // kindRank orders events stamped with exactly the same time in their causal order, so ties never
@@ -50,14 +55,16 @@ func kindRank(k Kind) int {
 		return 8
 	case KindGameStart:
 		return 9
+	case KindAchievement:
+		return 10 // an unlock stamped with its game's start belongs to that game
 	case KindQuit:
-		return 10
-	case KindReboot:
 		return 11
-	case KindShutdown:
+	case KindReboot:
 		return 12
-	case KindStopped:
+	case KindShutdown:
 		return 13
+	case KindStopped:
+		return 14
 	}
 	return 0
 }
@@ -130,6 +137,17 @@ type Event struct {
 	Core       string        `json:"core,omitempty"`
 	Source     Source        `json:"src"`
 	Arg        string        `json:"arg,omitempty"` // screensaver type, quit mode
+	Unlock     Unlock        `json:"ach,omitzero"`  // KindAchievement's
+}
+
+// Unlock is an achievement event's payload: RetroAchievements' id, title and description as
+// RetroArch passed them (cleaned by Normalize), and whether hardcore was configured for the running
+// game (set by whoever applies the event first: it reads batocera.conf; hook/journal).
+type Unlock struct {
+	ID          uint32 `json:"id"`
+	Title       string `json:"t,omitempty"`
+	Description string `json:"d,omitempty"`
+	Hardcore    bool   `json:"hc,omitempty"`
 }
 
 // Stamp is a moment on both clocks: the wall clock for display, CLOCK_BOOTTIME for order and
@@ -153,6 +171,9 @@ const (
 	maxPathBytes  = 4096
 	maxNameBytes  = 1024
 	maxShortBytes = 128
+	// An unlock's text is cleaned and capped in runes (haentities); these bound its bytes.
+	maxUnlockTitleBytes = 4 * haentities.MaxAchievementTitleRunes
+	maxUnlockDescBytes  = 4 * haentities.MaxAchievementDescRunes
 )
 
 // Normalize returns the event with invalid UTF-8 replaced by U+FFFD and every string cut to its bound
@@ -167,6 +188,8 @@ func (e Event) Normalize() Event {
 	e.Emulator = bound(e.Emulator, maxShortBytes)
 	e.Core = bound(e.Core, maxShortBytes)
 	e.Arg = bound(e.Arg, maxShortBytes)
+	e.Unlock.Title = haentities.CleanAchievementTitle(bound(e.Unlock.Title, maxUnlockTitleBytes))
+	e.Unlock.Description = haentities.CleanAchievementDescription(bound(e.Unlock.Description, maxUnlockDescBytes))
 	return e
 }
 
@@ -206,6 +229,7 @@ func (e Event) Validate() error {
 		{"boot id", e.BootID, maxShortBytes}, {"path", e.Path, maxPathBytes}, {"stem", e.Stem, maxNameBytes},
 		{"name", e.Name, maxNameBytes}, {"system", e.System, maxShortBytes}, {"system name", e.SystemName, maxNameBytes},
 		{"emulator", e.Emulator, maxShortBytes}, {"core", e.Core, maxShortBytes}, {"arg", e.Arg, maxShortBytes},
+		{"achievement title", e.Unlock.Title, maxUnlockTitleBytes}, {"achievement description", e.Unlock.Description, maxUnlockDescBytes},
 	} {
 		if len(f.v) > f.max {
 			return fmt.Errorf("%s event: %s is %d bytes, over %d", e.Kind, f.name, len(f.v), f.max)

@@ -9,8 +9,9 @@ type effect struct {
 	typ      string // haentities.EventSessionStart, EventSessionEnd, or a haentities.Cabinet* type
 	at       Stamp
 	sess     haentities.Session
-	ignored  bool // session_start of a screensaver launch: never emitted
-	deferred bool // session_start emitted only once the start is final
+	ignored  bool                   // session_start of a screensaver launch: never emitted
+	deferred bool                   // session_start emitted only once the start is final
+	ach      haentities.Achievement // an unlock's (EventAchievementUnlocked)
 }
 
 // step applies one event, in event order, and appends what it produced to fx.
@@ -78,6 +79,9 @@ func (c *Core) step(ev Event, cfg Config, fx *[]effect) {
 		c.down(haentities.CabinetShutdown, e, cfg, fx)
 	case KindStopped:
 		c.Online = false
+	case KindAchievement:
+		c.Online = true
+		c.achievement(ev, fx)
 	}
 	if c.Seen.At.IsZero() || c.Seen.BootID != e.BootID || since(c.Seen, e) >= 0 {
 		c.Seen = e
@@ -242,4 +246,20 @@ func (c *Core) end(e Stamp, cfg Config, fx *[]effect) {
 	c.Last = s
 	c.PlayTime += d
 	*fx = append(*fx, effect{typ: haentities.EventSessionEnd, at: e, sess: s})
+}
+
+// achievement records an unlock: in the running session when it started before the unlock (with its
+// game, system and id), and as the latest one.
+func (c *Core) achievement(ev Event, fx *[]effect) {
+	e := ev.Stamp()
+	a := haentities.Achievement{ID: ev.Unlock.ID, Title: ev.Unlock.Title, Description: ev.Unlock.Description,
+		Hardcore: ev.Unlock.Hardcore, At: ev.At}
+	if c.Open.ID != "" && since(c.Open.Start, e) >= 0 {
+		a.Game, a.System, a.SessionID = c.Open.Game, c.Open.System, c.Open.ID
+		c.Open.AddAchievement(a)
+	}
+	if c.LastAch.At.IsZero() || !a.At.Before(c.LastAch.At) {
+		c.LastAch = a
+	}
+	*fx = append(*fx, effect{typ: haentities.EventAchievementUnlocked, at: e, ach: a})
 }

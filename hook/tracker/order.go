@@ -72,13 +72,23 @@ func (st *State) compareEvents(a, b Event) int {
 	if c := cmp.Compare(a.Source, b.Source); c != 0 {
 		return c
 	}
+	if c := cmp.Compare(a.Unlock.ID, b.Unlock.ID); c != 0 {
+		return c // two unlocks of one frame, in id order
+	}
 	for _, p := range [][2]string{
 		{a.Path, b.Path}, {a.Name, b.Name}, {a.Stem, b.Stem}, {a.System, b.System}, {a.SystemName, b.SystemName},
 		{a.Emulator, b.Emulator}, {a.Core, b.Core}, {a.Arg, b.Arg}, {a.BootID, b.BootID},
+		{a.Unlock.Title, b.Unlock.Title}, {a.Unlock.Description, b.Unlock.Description},
 	} {
 		if c := cmp.Compare(p[0], p[1]); c != 0 {
 			return c
 		}
+	}
+	if a.Unlock.Hardcore != b.Unlock.Hardcore {
+		if a.Unlock.Hardcore {
+			return 1
+		}
+		return -1
 	}
 	if c := a.At.Compare(b.At); c != 0 {
 		return c

@@ -58,7 +58,7 @@ func checkEmitted(t *testing.T, cfg Config, ref, got []TimedEvent, what string) 
 	t.Helper()
 	for i, a := range got {
 		for _, b := range got[i+1:] {
-			if a.Type == b.Type && markKey(a.Type, a.Session) == markKey(b.Type, b.Session) && absDur(a.At.Sub(b.At)) <= cfg.DuplicateWindow {
+			if a.Type == b.Type && markKey(a.Type, a.Session, a.Achievement) == markKey(b.Type, b.Session, b.Achievement) && absDur(a.At.Sub(b.At)) <= cfg.DuplicateWindow {
 				t.Fatalf("%s: %s emitted twice (%v and %v)", what, a.Type, a.At, b.At)
 			}
 		}
@@ -66,7 +66,7 @@ func checkEmitted(t *testing.T, cfg Config, ref, got []TimedEvent, what string) 
 	for _, want := range ref {
 		n := 0
 		for _, e := range got {
-			if e.Type == want.Type && markKey(e.Type, e.Session) == markKey(want.Type, want.Session) && absDur(e.At.Sub(want.At)) <= cfg.DuplicateWindow {
+			if e.Type == want.Type && markKey(e.Type, e.Session, e.Achievement) == markKey(want.Type, want.Session, want.Achievement) && absDur(e.At.Sub(want.At)) <= cfg.DuplicateWindow {
 				n++
 			}
 		}

@@ -94,6 +94,8 @@ type Core struct {
 	Last     haentities.Session `json:"last,omitzero"` // last logged session
 	PlayTime time.Duration      `json:"play,omitempty"`
 	Seen     Stamp              `json:"seen,omitzero"` // newest event applied
+	// LastAch is the latest achievement unlocked (the last-achievement sensor).
+	LastAch haentities.Achievement `json:"lach,omitzero"`
 }
 
 // Open is a running session.
@@ -135,9 +137,10 @@ type Mark struct {
 
 // Pending is a time-sensitive event waiting for a caller that publishes.
 type Pending struct {
-	Type    string             `json:"t"`
-	At      Stamp              `json:"at"`
-	Session haentities.Session `json:"s,omitzero"`
+	Type        string                 `json:"t"`
+	At          Stamp                  `json:"at"`
+	Session     haentities.Session     `json:"s,omitzero"`
+	Achievement haentities.Achievement `json:"a,omitzero"`
 }
 
 // New returns the state of a cabinet the tracker has never seen: online,

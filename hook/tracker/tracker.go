@@ -21,10 +21,11 @@ import (
 
 // TimedEvent is a time-sensitive event to publish now (dropped by the outbox when late).
 type TimedEvent struct {
-	Type    string             // haentities.EventSessionStart or a haentities.Cabinet* type
-	At      time.Time          // when it happened (wall clock)
-	Age     time.Duration      // how long ago it happened at Apply's now (boot clock when possible)
-	Session haentities.Session // for session_start
+	Type        string                 // haentities.EventSessionStart, EventAchievementUnlocked or a haentities.Cabinet* type
+	At          time.Time              // when it happened (wall clock)
+	Age         time.Duration          // how long ago it happened at Apply's now (boot clock when possible)
+	Session     haentities.Session     // for session_start
+	Achievement haentities.Achievement // for an unlock
 }
 
 // Output is what one Apply produced.
@@ -36,6 +37,9 @@ type Output struct {
 	Logged []haentities.Session
 	// Events are time-sensitive events to publish now, oldest first.
 	Events []TimedEvent
+	// Unlocked are achievements that just became final, oldest first: each must reach the
+	// achievements log exactly once (their unlocked event is in Events as soon as known).
+	Unlocked []haentities.Achievement
 	// FlushIn, when not zero, is how long after now an Apply without events (a flush) would make a
 	// pending outcome final: a session that ended, or a session_start held back because the
 	// screensaver was involved.
@@ -138,6 +142,14 @@ func (st *State) applyLate(ev Event, cfg Config, now Stamp, out *Output) {
 		var fx []effect
 		c.end(ev.Stamp(), cfg, &fx)
 		st.emit(fx, true, cfg, now, out)
+	case ev.Kind == KindAchievement:
+		// Kept (the log, the running session when it started before), but announced no more: too
+		// late to flash the lights.
+		var fx []effect
+		c.achievement(ev, &fx)
+		for _, f := range fx {
+			out.Unlocked = append(out.Unlocked, f.ach)
+		}
 	default:
 		out.Skipped = append(out.Skipped, fmt.Errorf("%s event at %s: older than the reorder window, ignored", ev.Kind, ev.At.Format(time.RFC3339)))
 	}
@@ -148,7 +160,8 @@ func (st *State) applyLate(ev Event, cfg Config, now Stamp, out *Output) {
 func (st *State) flushIn(fx []effect, now Stamp, cfg Config) time.Duration {
 	pending := false
 	for _, f := range fx {
-		if f.typ == haentities.EventSessionEnd || f.typ == haentities.EventSessionStart && f.deferred && !f.ignored {
+		if f.typ == haentities.EventSessionEnd || f.typ == haentities.EventAchievementUnlocked ||
+			f.typ == haentities.EventSessionStart && f.deferred && !f.ignored {
 			pending = true
 		}
 	}
@@ -172,6 +185,7 @@ func snapshot(live, final Core) haentities.Snapshot {
 		Sleeping:        live.Sleeping,
 		Last:            final.Last,
 		PlayTime:        final.PlayTime,
+		LastAchievement: live.LastAch,
 	}
 	if s.Playing {
 		s.Current = live.Open.Session
@@ -193,13 +207,14 @@ func snapshot(live, final Core) haentities.Snapshot {
 func sameSnapshot(a, b haentities.Snapshot) bool {
 	return a.Online == b.Online && a.Activity == b.Activity && a.Playing == b.Playing &&
 		a.Screensaver == b.Screensaver && a.ScreensaverType == b.ScreensaverType && a.Sleeping == b.Sleeping &&
-		a.PlayTime == b.PlayTime && sameSession(a.Current, b.Current) && sameSession(a.Last, b.Last)
+		a.PlayTime == b.PlayTime && sameSession(a.Current, b.Current) && sameSession(a.Last, b.Last) &&
+		a.LastAchievement == b.LastAchievement
 }
 
 func sameSession(a, b haentities.Session) bool {
 	return a.ID == b.ID && a.Game == b.Game && a.System == b.System && a.SystemName == b.SystemName &&
 		a.Rom == b.Rom && a.Emulator == b.Emulator && a.Core == b.Core && a.Source == b.Source &&
-		a.Started.Equal(b.Started) && a.Ended.Equal(b.Ended) && a.Duration == b.Duration
+		a.Started.Equal(b.Started) && a.Ended.Equal(b.Ended) && a.Duration == b.Duration && a.Unlocks() == b.Unlocks()
 }
 
 // Messages builds what to publish for this output, in order: the retained states (availability
@@ -224,6 +239,12 @@ func (o Output) Messages(s haentities.Settings, at time.Time) []haentities.Messa
 			evs = append(evs, timed{ev.At, haentities.SessionStart(s, ev.Session, at.Add(-ev.Age))})
 			continue
 		}
+		if ev.Type == haentities.EventAchievementUnlocked {
+			if s.Achievements { // announced only then
+				evs = append(evs, timed{ev.At, haentities.AchievementEvent(s, ev.Achievement, at.Add(-ev.Age))})
+			}
+			continue
+		}
 		evs = append(evs, timed{ev.At, haentities.CabinetEvent(s, ev.Type, ev.At, at.Add(-ev.Age))})
 	}
 	sort.SliceStable(evs, func(i, j int) bool { return evs[i].when.Before(evs[j].when) })
@@ -231,4 +252,19 @@ func (o Output) Messages(s haentities.Settings, at time.Time) []haentities.Messa
 		msgs = append(msgs, e.msg)
 	}
 	return msgs
+}
+
+// Running is the session that runs after st's events (its window replayed on its checkpoint): ID ""
+// when no game runs. Callers that enrich events before Apply (hook/journal: an unlock's hardcore
+// setting depends on the game) read the game here.
+func Running(st State, cfg Config) haentities.Session {
+	return st.replay(cfg.withDefaults(), nil).Open.Session
+}
+
+// GameSystem is the system a game-start event names: its own, else its ROM's roms folder.
+func GameSystem(ev Event) string {
+	if ev.System != "" {
+		return ev.System
+	}
+	return systemFromPath(ev.Path)
 }

@@ -263,6 +263,7 @@ func TestMediaUploadSaveAsPaths(t *testing.T) {
 		{"thumbnail", "image/jpeg", "/userdata/roms/nes/images/Plain-thumb.jpg"},
 		{"marquee", "image/gif", "/userdata/roms/nes/images/Plain-marquee.gif"},
 		{"boxart", "image/png", "/userdata/roms/nes/images/Plain-box.png"},
+		{"wheel", "image/png", "/userdata/roms/nes/images/Plain-wheel.png"},
 		{"mix", "image/png", "/userdata/roms/nes/images/Plain-image.png"}, // no case in getSaveAsPath
 		{"video", "video/mp4", "/userdata/roms/nes/videos/Plain-video.mp4"},
 		{"manual", "application/pdf", "/userdata/roms/nes/manuals/Plain-manual.pdf"},

@@ -43,6 +43,7 @@ type Config struct {
 	ScreenshotDir string
 	MQTT          MQTT
 	Tracker       Tracker
+	Selected      Selected
 	MCP           MCP
 	HA            HA
 	RomM          RomM
@@ -79,6 +80,13 @@ type MQTT struct {
 type Tracker struct {
 	MinSessionSeconds         int
 	IgnoreScreensaverLaunches bool
+}
+
+// Selected holds the selection feed's keys (cabinet.selected.*): what is under
+// ES's cursor, debounced.
+type Selected struct {
+	SettleMS         int  // a selection must hold this long to be published
+	ScreensaverPicks bool // the screensaver's random games are published too
 }
 
 // MCP holds the MCP server switches.

@@ -138,6 +138,9 @@ func TestLoadBadValues(t *testing.T) {
 		{"cabinet.tracker.min_session_seconds=abc", "cabinet.tracker.min_session_seconds", `"abc"`},
 		{"cabinet.tracker.min_session_seconds=-5", "cabinet.tracker.min_session_seconds", "from 0 to 86400"},
 		{"cabinet.mcp.read_only=maybe", "cabinet.mcp.read_only", "1/0, true/false"},
+		{"cabinet.selected.settle_ms=0.3", "cabinet.selected.settle_ms", "milliseconds from 1 to 10000"},
+		{"cabinet.selected.settle_ms=0", "cabinet.selected.settle_ms", "milliseconds from 1 to 10000"},
+		{"cabinet.selected.screensaver_picks=sometimes", "cabinet.selected.screensaver_picks", "1/0, true/false"},
 		{"cabinet.mqtt.broker=ha.lan:1883", "cabinet.mqtt.broker", "tcp://host:1883"},
 		{"cabinet.es.url=ftp://x", "cabinet.es.url", "http://"},
 		{"cabinet.retroarch.addr=localhost", "cabinet.retroarch.addr", "host:port"},
@@ -221,6 +224,9 @@ func TestDefaultsValid(t *testing.T) {
 	}
 	if c.Tracker.MinSessionSeconds != 60 || !c.Tracker.IgnoreScreensaverLaunches || c.MCP.Listen != "0.0.0.0:8717" {
 		t.Errorf("defaults = %+v", c)
+	}
+	if c.Selected.SettleMS != 300 || c.Selected.ScreensaverPicks {
+		t.Errorf("selection feed defaults = %+v, want 300 ms and the screensaver's picks left out", c.Selected)
 	}
 	c.Tracker.MinSessionSeconds = -1
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "min_session_seconds") {
