@@ -31,9 +31,10 @@ type engine struct {
 	log   zerolog.Logger
 	// after runs once per event applied for the first time.
 	after func(journal.Keyed)
-	// observe, when set, is told every apply's result, in apply order
-	// (under mu: it must not block); the second screens' events (screens.go).
-	observe func(journal.Result)
+	// observe, when set, is told every apply's result and the rules it was
+	// applied with, in apply order (under mu: it must not block); the
+	// second screens' events (screens.go).
+	observe func(journal.Result, journal.Rules)
 
 	mu      sync.Mutex // guards rules, pub and the timer
 	rules   journal.Rules
@@ -108,7 +109,7 @@ func (e *engine) apply(items ...journal.Keyed) (journal.Result, error) {
 	gameChanged := e.snap.Playing != res.Snapshot.Playing || e.snap.Current.ID != res.Snapshot.Current.ID
 	e.snap = res.Snapshot
 	if e.observe != nil {
-		e.observe(res)
+		e.observe(res, r)
 	}
 	e.mu.Unlock()
 	for _, k := range res.Applied {

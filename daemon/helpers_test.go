@@ -64,6 +64,7 @@ type rig struct {
 	// (householdRig); armed is Options.HouseholdArmed.
 	fileRules bool
 	armed     func(time.Duration)
+	loop      *playLoop // householdRig's view of armed
 }
 
 // rigEpoch is the fake clock's start; the boot clock counts from it.

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -34,80 +33,7 @@ func BenchmarkHouseholdTiming(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("CABINET_BENCH_RUNS")); err == nil && v > 0 {
 		runs = v
 	}
-	// The loop's latest timer: its deadline on the fake clock and a count
-	// of the timers armed so far.
-	var mu sync.Mutex
-	var deadline time.Time
-	var armedN int
-	rearmed := make(chan struct{}) // closed and replaced at every timer armed
-	r := householdRigWith(b, func(r *rig) {
-		r.armed = func(d time.Duration) {
-			mu.Lock()
-			deadline, armedN = r.clock.Now().Add(d), armedN+1
-			close(rearmed)
-			rearmed = make(chan struct{})
-			mu.Unlock()
-		}
-	}, "enabled", "1", "minutes.daily", "2", "warn_at", "1")
-	loopTimer := func() (time.Time, int) { mu.Lock(); defer mu.Unlock(); return deadline, armedN }
-	// awaitRearm waits until the loop has armed a timer after the n-th.
-	awaitRearm := func(n int) {
-		cabinettest.Await(b, "the play-time loop's next timer", func() <-chan struct{} { mu.Lock(); defer mu.Unlock(); return rearmed },
-			func() bool { _, m := loopTimer(); return m > n })
-	}
-	// stepTo moves the fake clock to at, one timer of the loop at a time,
-	// never past at, and says when (real time) the clock reached at: the
-	// loop is woken exactly when its timer says, as on a real clock.
-	stepTo := func(at time.Time) time.Time {
-		for {
-			dl, n := loopTimer()
-			now := r.clock.Now()
-			if !now.Before(at) {
-				return time.Now()
-			}
-			if !dl.After(now) { // fired: the loop is busy until it arms the next
-				if os.Getenv("CABINET_BENCH_DEBUG") != "" {
-					fmt.Fprintf(os.Stderr, "clock %s: loop timer %s (#%d) fired, waiting\n", now.Format("15:04:05.000"), dl.Format("15:04:05.000"), n)
-				}
-				awaitRearm(n)
-				continue
-			}
-			reached := time.Now()
-			if os.Getenv("CABINET_BENCH_DEBUG") != "" {
-				fmt.Fprintf(os.Stderr, "%s clock %s: loop timer %s (#%d), to %s\n", time.Now().Format("05.000"), now.Format("15:04:05.000"), dl.Format("15:04:05.000"), n, at.Format("15:04:05.000"))
-			}
-			to := at
-			if dl.Before(at) {
-				to = dl
-			}
-			r.clock.Advance(to.Sub(now))
-			if dl.After(at) {
-				return reached
-			}
-			awaitRearm(n)
-			if !dl.Before(at) {
-				return reached
-			}
-		}
-	}
-	// stepUntil moves the clock on, timer by timer, until cond holds.
-	stepUntil := func(what string, cond func() bool) {
-		for !cond() {
-			dl, _ := loopTimer()
-			stepTo(dl)
-			if cond() {
-				return
-			}
-			if dl, n := loopTimer(); !dl.After(r.clock.Now()) {
-				// Fired: either what is awaited comes (real time), or the
-				// loop arms its next timer and the clock moves on to it.
-				cabinettest.Await(b, what, func() <-chan struct{} { mu.Lock(); defer mu.Unlock(); return rearmed }, func() bool {
-					_, m := loopTimer()
-					return cond() || m > n
-				})
-			}
-		}
-	}
+	r := householdRig(b, "enabled", "1", "minutes.daily", "2", "warn_at", "1")
 	// shown is the number of messages RetroArch has shown so far; since
 	// says whether one shown after the first n contains text.
 	shown := func() int { return r.cab.RetroArch.Snapshot().MessagesShown }
@@ -135,19 +61,19 @@ func BenchmarkHouseholdTiming(b *testing.B) {
 		})
 		point := r.clock.Now().Add(st.Remaining - time.Minute)
 		limit := r.clock.Now().Add(st.Remaining)
-		reached := stepTo(point)
+		reached := r.stepTo(point)
 		warned := func() bool { return since(seen, "1 minute of play left today") }
-		stepUntil("the warning over the game", warned)
+		r.until("the warning over the game", func() (bool, string) { return warned(), "not shown" })
 		cabinettest.Await(b, "the warning over the game", nil, warned)
 		warnReal = append(warnReal, time.Since(reached))
 		warnFake = append(warnFake, r.clock.Now().Sub(point))
-		reached = stepTo(limit)
+		reached = r.stepTo(limit)
 		quit := func() bool { _, running := r.cab.ES.Running(); return !running }
 		// Stepped until the loop decides (its timer may fall just after the
 		// limit), then real time only: the quit itself is ES's.
-		stepUntil("the limit", func() bool {
+		r.until("the limit", func() (bool, string) {
 			v, _ := r.broker.Retained(r.settings.StateTopic(haentities.LimitState))
-			return string(v) == string(household.StateTimeUp) // the loop's own
+			return string(v) == string(household.StateTimeUp), string(v) // the loop's own
 		})
 		cabinettest.Await(b, "the game quit", nil, quit)
 		quitReal = append(quitReal, time.Since(reached))

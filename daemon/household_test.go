@@ -6,9 +6,11 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/batocera-cabinet/cabinet/daemon/clock"
 	"github.com/batocera-cabinet/cabinet/daemon/household"
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
@@ -38,6 +40,8 @@ func householdRigWith(t testing.TB, before func(*rig), kv ...string) *rig {
 		c.Household, _ = household.Parse(values)
 		c.Rules.Settings.LimitsOn = c.Household.Enabled
 	}, func(r *rig) {
+		r.loop = &playLoop{rearmed: make(chan struct{})}
+		r.armed = r.loop.arm(r.clock)
 		var lines []string
 		for k, v := range values {
 			lines = append(lines, k+"="+v)
@@ -100,18 +104,92 @@ func (r *rig) ended() {
 	r.waitApplied("the game's end applied", func() bool { return !r.d.eng.snapshot().Playing })
 }
 
-// until moves the fake clock on, ten seconds at a time, until cond holds
-// (the enforcer wakes at its points, or at the latest every half minute).
+// playLoop follows the play-time loop's timers (Options.HouseholdArmed):
+// the deadline of the latest on the fake clock, and how many were armed.
+type playLoop struct {
+	mu       sync.Mutex
+	deadline time.Time
+	n        int
+	rearmed  chan struct{} // closed and replaced at every timer armed
+}
+
+func (l *playLoop) arm(c *clock.Fake) func(time.Duration) {
+	return func(d time.Duration) {
+		l.mu.Lock()
+		l.deadline, l.n = c.Now().Add(d), l.n+1
+		close(l.rearmed)
+		l.rearmed = make(chan struct{})
+		l.mu.Unlock()
+	}
+}
+
+func (l *playLoop) timer() (time.Time, int) { l.mu.Lock(); defer l.mu.Unlock(); return l.deadline, l.n }
+
+func (l *playLoop) changed() <-chan struct{} { l.mu.Lock(); defer l.mu.Unlock(); return l.rearmed }
+
+// awaitRearm waits until the loop has armed a timer after the n-th.
+func (r *rig) awaitRearm(n int) {
+	r.t.Helper()
+	cabinettest.Await(r.t, "the play-time loop's next timer", r.loop.changed, func() bool { _, m := r.loop.timer(); return m > n })
+}
+
+// stepTo moves the fake clock to at, one timer of the play-time loop at a
+// time, never past at, waiting at each for the loop to have acted and
+// armed its next (a clock moved while the loop is busy would skip what it
+// shows and publishes on the way), and says when (real time) the clock
+// reached at: the loop is woken exactly when its timer says, as on a real
+// clock.
+func (r *rig) stepTo(at time.Time) time.Time {
+	r.t.Helper()
+	for {
+		dl, n := r.loop.timer()
+		now := r.clock.Now()
+		if !now.Before(at) {
+			return time.Now()
+		}
+		if !dl.After(now) { // fired: the loop is busy until it arms the next
+			r.awaitRearm(n)
+			continue
+		}
+		reached := time.Now()
+		to := at
+		if dl.Before(at) {
+			to = dl
+		}
+		r.clock.Advance(to.Sub(now))
+		if dl.After(at) {
+			return reached
+		}
+		r.awaitRearm(n)
+		if !dl.Before(at) {
+			return reached
+		}
+	}
+}
+
+// until moves the fake clock on, timer by timer of the play-time loop,
+// until cond holds.
 func (r *rig) until(what string, cond func() (bool, string)) {
 	r.t.Helper()
-	cabinettest.Await(r.t, what, r.broker.Changed, func() (bool, string) {
-		if ok, why := cond(); ok {
-			return true, ""
-		} else {
-			r.clock.Advance(10 * time.Second)
-			return false, why
+	for {
+		if ok, _ := cond(); ok {
+			return
 		}
-	})
+		dl, _ := r.loop.timer()
+		r.stepTo(dl)
+		if ok, _ := cond(); ok {
+			return
+		}
+		if dl, n := r.loop.timer(); !dl.After(r.clock.Now()) {
+			// Fired: either what is awaited comes (real time), or the
+			// loop arms its next timer and the clock moves on to it.
+			cabinettest.Await(r.t, what, r.loop.changed, func() (bool, string) {
+				ok, why := cond()
+				_, m := r.loop.timer()
+				return ok || m > n, why
+			})
+		}
+	}
 }
 
 func raShown(r *rig, text string) func() (bool, string) {
@@ -150,11 +228,18 @@ func TestHousehold(t *testing.T) {
 	r.retained(left, func(v string) bool { return v == "20" })
 
 	name := r.play(0)
-	r.until("the time left over the game", raShown(r, "20 minutes of play left today."))
-	for _, w := range []string{"15 minutes of play left today: the game will be saved and closed.", "5 minutes of play left today", "1 minute of play left today"} {
+	// Shown as the game starts: no time passes.
+	cabinettest.Await(t, "the time left over the game", nil, raShown(r, "20 minutes of play left today."))
+	// The loop shows a warning on its own goroutine and arms its next
+	// timer at once, so a wait may step on to the next point before the
+	// text is seen: each is looked for in all RetroArch showed, and the
+	// state is read after the first (the next point is a warning too).
+	for i, w := range []string{"15 minutes of play left today: the game will be saved and closed.", "5 minutes of play left today", "1 minute of play left today"} {
 		r.until(w, raShown(r, w))
+		if i == 0 {
+			r.retained(state, func(v string) bool { return v == "warning" })
+		}
 	}
-	r.retained(state, func(v string) bool { return v == "warning" })
 	// The clock moves on until the limit, not past it: the quit is real
 	// time (ES's /emukill) and the game counts until it has ended.
 	r.until("the limit", func() (bool, string) {

@@ -30,8 +30,8 @@ import (
 //     through d.screenSelection (which names the picture and keeps the
 //     JPEG the feed encoded already, so the page's request does not ask
 //     ES again);
-//   - achievement: where event.batocera_achievement is published,
-//     d.events.Publish(events.KindAchievement, events.Achievement{…}).
+//   - achievement: screenEvents too, as event.batocera_achievement is
+//     published (only with RetroAchievements on).
 
 // marqueeKey is the picture key of a game (events.ImageURL): its system
 // and ES's id of it (es.GameID of its path); "" when there is none.
@@ -75,7 +75,7 @@ type screens struct {
 // the state at start, so the hub always has one), session_start and
 // session_end as MQTT gets them. The engine calls it under its lock, in
 // apply order.
-func (d *Daemon) screenEvents(res journal.Result) {
+func (d *Daemon) screenEvents(res journal.Result, rules journal.Rules) {
 	now := d.clock.Now().Format(time.RFC3339)
 	np := nowPlaying(res.Snapshot)
 	if !d.screens.published || np != d.screens.playing {
@@ -84,8 +84,14 @@ func (d *Daemon) screenEvents(res journal.Result) {
 		d.publishScreen(events.KindNowPlaying, np)
 	}
 	for _, ev := range res.Events {
-		if ev.Type == haentities.EventSessionStart {
+		switch ev.Type {
+		case haentities.EventSessionStart:
 			d.publishScreen(events.KindSession, sessionEvent(haentities.EventSessionStart, ev.Session, now))
+		case haentities.EventAchievementUnlocked:
+			// As Home Assistant gets it: only with RetroAchievements on (Settings.Achievements).
+			if rules.Settings.Achievements {
+				d.publishScreen(events.KindAchievement, achievementEvent(ev.Achievement, now))
+			}
 		}
 	}
 	for _, s := range res.Logged {
@@ -127,6 +133,12 @@ func nowPlaying(snap haentities.Snapshot) events.NowPlaying {
 		np.Started = s.Started.Format(time.RFC3339)
 	}
 	return np
+}
+
+func achievementEvent(a haentities.Achievement, at string) events.Achievement {
+	return events.Achievement{ID: a.ID, Title: haentities.CleanAchievementTitle(a.Title),
+		Description: haentities.CleanAchievementDescription(a.Description), Hardcore: a.Hardcore,
+		Game: screenText(a.Game), System: screenText(a.System), SessionID: a.SessionID, At: at}
 }
 
 func sessionEvent(typ string, s haentities.Session, at string) events.Session {

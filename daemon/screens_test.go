@@ -24,6 +24,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/daemon/events"
 	"github.com/batocera-cabinet/cabinet/daemon/httpauth"
+	"github.com/batocera-cabinet/cabinet/hook/journal"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
 	"github.com/batocera-cabinet/cabinet/simulator/fakeretroarch"
 	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
@@ -114,6 +115,65 @@ func TestScreenEvents(t *testing.T) {
 	late, _ := d.events.Subscribe("")
 	if q := queued(late); len(q) != 2 || q[0].Kind != events.KindNowPlaying || q[0].Data["playing"] != false || q[1].str("type") != "session_end" {
 		t.Errorf("replay to a new client: %+v", q)
+	}
+}
+
+// TestScreenAchievements: an unlock during a game reaches the second screens
+// as Home Assistant gets it — cleaned, with the game and session — and only
+// with RetroAchievements on (as event.batocera_achievement is announced).
+func TestScreenAchievements(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		e, clk, logs := engineOn(t)
+		e.rules.Settings.Achievements = on
+		d := &Daemon{clock: clk, log: zerolog.New(logs), events: events.New(events.Options{Clock: clk})}
+		e.observe = d.screenEvents
+		c, err := d.events.Subscribe("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		apply := func(k journal.Keyed) {
+			t.Helper()
+			res, err := e.apply(k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.FlushIn > 0 {
+				if err := clk.BlockUntil(ctx, 1); err != nil {
+					t.Fatal(err)
+				}
+				clk.Advance(res.FlushIn + 50*time.Millisecond)
+			}
+		}
+		apply(e.event(tracker.KindGameStart))
+		clk.Advance(10 * time.Second)
+		unlock := e.owner.Now().Event(tracker.KindAchievement, tracker.SourceConfiggen)
+		unlock.Unlock = tracker.Unlock{ID: 4242, Title: "First\x1b[31m Blood\u202e", Description: "Beat the first boss"}
+		apply(journal.NewKeyed(unlock))
+		clk.Advance(10 * time.Second)
+		apply(e.event(tracker.KindGameStart)) // another game: the first ends, everything final
+
+		var got []screenEvent
+		for _, ev := range queued(c) {
+			if ev.Kind == events.KindAchievement {
+				got = append(got, ev)
+			}
+		}
+		if !on {
+			if len(got) != 0 {
+				t.Errorf("RetroAchievements off: %+v on the screens", got)
+			}
+			continue
+		}
+		if len(got) != 1 {
+			t.Fatalf("achievement events %+v, want one", got)
+		}
+		a := got[0]
+		if a.Data["id"] != float64(4242) || a.str("title") != "First[31m Blood" || a.str("description") != "Beat the first boss" ||
+			a.str("game") != "A" || a.str("system") != "nes" || a.str("session_id") == "" || a.str("at") == "" {
+			t.Errorf("achievement %+v", a.Data)
+		}
 	}
 }
 

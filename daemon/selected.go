@@ -10,6 +10,7 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/daemon/artwork"
 	"github.com/batocera-cabinet/cabinet/daemon/es"
+	"github.com/batocera-cabinet/cabinet/daemon/events"
 	"github.com/batocera-cabinet/cabinet/daemon/selection"
 	"github.com/batocera-cabinet/cabinet/daemon/sensors"
 	"github.com/batocera-cabinet/cabinet/haentities"
@@ -167,6 +168,7 @@ func (s *selectedFeed) restore() {
 			pic = b
 		}
 		s.hub.Publish(selection.Selection{Selected: sel, Marquee: pic})
+		s.screen(sel, pic)
 	} else if kept[set.StateTopic(haentities.SelectedGame)] == nil && msgs == nil {
 		msgs = haentities.SelectedStates(set, haentities.Selected{}, now)
 	}
@@ -216,8 +218,20 @@ func (s *selectedFeed) show(ctx context.Context, st selection.Settled) {
 	msgs := haentities.SelectedStates(set, sel, now)
 	s.d.publish(append(msgs, haentities.SelectedMarqueeState(set, shown, now)...)...)
 	out := s.hub.Publish(selection.Selection{Selected: sel, Marquee: pic.jpeg})
+	s.screen(sel, pic.jpeg)
 	s.d.log.Debug().Uint64("seq", out.Seq).Str("system", untrusted.Clean(sel.System, selectedLogRunes)).
 		Str("game", untrusted.Clean(sel.Game, selectedLogRunes)).Str("source", sel.Source).Msg("selection shown")
+}
+
+// screen hands a selection shown (or restored) to the second screens (GET /events and the
+// marquee page), with the picture published as image.batocera_selected_marquee.
+func (s *selectedFeed) screen(sel haentities.Selected, jpeg []byte) {
+	at := sel.At
+	if at.IsZero() {
+		at = s.d.clock.Now()
+	}
+	s.d.screenSelection(sel.System, sel.GameID, events.Selection{Game: screenText(sel.Game), System: screenText(sel.System),
+		SystemName: screenText(sel.SystemName), Rom: screenText(sel.ROM), At: at.Format(time.RFC3339)}, jpeg)
 }
 
 // picture is what ES says of a game and its picture: kept a while, asked and read otherwise.

@@ -92,6 +92,8 @@ type Cabinet struct {
 	RetroArch *fakeretroarch.Server
 	Events    *esevents.Firer
 	Configgen *esevents.Configgen
+	// Achievements is RetroArch's cheevos_cmd: the achievements hooks run for an unlock.
+	Achievements *esevents.Achievements
 	Library   *library.Library
 	// RomM is the fake RomM (nil unless Options.RomM).
 	RomM *fakeromm.Server
@@ -172,6 +174,7 @@ func Start(opts Options) (*Cabinet, error) {
 	}
 	c.Events = &esevents.Firer{Root: c.Root, Env: opts.Env, Dir: c.Path("/userdata"), Home: c.Path("/userdata/system"), Stderr: opts.ScriptStderr}
 	c.Configgen = &esevents.Configgen{Root: c.Root, Env: opts.Env, Dir: c.Path("/userdata"), Home: c.Path("/userdata/system")}
+	c.Achievements = &esevents.Achievements{Root: c.Root, Env: opts.Env, Dir: c.Path("/userdata"), Stderr: opts.ScriptStderr}
 	c.ES = fakees.New(fakees.Config{
 		Library:     c.Library,
 		Clock:       opts.Clock,

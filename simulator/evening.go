@@ -65,6 +65,46 @@ func (c *Cabinet) RomMGame(scale float64) []Step {
 	}
 }
 
+// Browse is a player looking for a game and playing it: a quick scroll through the nes list
+// (each pick handed over before the next, as a thumb on a stick does) that settles on Super
+// Mario Bros., a few scrolls in the snes list that come back to it, the game, an achievement
+// RetroAchievements unlocks during it (the hooks RetroArch runs), and the quit. scale stretches
+// the waits (1 = about 14 s).
+func Browse(scale float64) []Step {
+	d := func(s float64) time.Duration { return time.Duration(s * scale * float64(time.Second)) }
+	return []Step{
+		{Say: "scrolling through the nes list; the cursor stops on Super Mario Bros.", Do: scroll("nes", "Super Mario Bros"), Wait: d(2)},
+		{Say: "launching it", Do: launch("nes", "Super Mario Bros"), Wait: d(4)},
+		{Say: "an achievement unlocks (RetroArch runs the achievements hooks)", Do: func(ctx context.Context, c *Cabinet) error {
+			return c.Achievements.Unlock(ctx, 101, "Mushroom Kingdom", "Finish World 1-1")
+		}, Wait: d(4)},
+		{Say: "quitting it", Do: endGame, Wait: d(4)},
+	}
+}
+
+// scroll selects every game of system in list order up to the first named like part, a few
+// milliseconds apart, the way ES fires game-selected for each step of a scroll.
+func scroll(system, part string) func(context.Context, *Cabinet) error {
+	return func(ctx context.Context, c *Cabinet) error {
+		stop, ok := find(c.Library, system, part)
+		if !ok {
+			return fmt.Errorf("no %s game named like %q", system, part)
+		}
+		for _, g := range c.Library.Games(system) {
+			if err := c.ES.SelectGame(g.System, g.ID); err != nil {
+				return err
+			}
+			if err := c.Events.Wait(ctx); err != nil {
+				return err
+			}
+			if g.ID == stop.ID {
+				return nil
+			}
+		}
+		return nil
+	}
+}
+
 // Play runs steps in order, saying each one, until done or ctx ends.
 func (c *Cabinet) Play(ctx context.Context, steps []Step, say func(string)) error {
 	for _, s := range steps {

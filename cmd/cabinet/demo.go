@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/cmd/cabinet/logfile"
+	"github.com/batocera-cabinet/cabinet/daemon/events"
 	"github.com/batocera-cabinet/cabinet/daemon"
 	"github.com/batocera-cabinet/cabinet/daemon/artwork"
 	"github.com/batocera-cabinet/cabinet/daemon/httpauth"
@@ -90,7 +91,8 @@ tools, until Ctrl-C (--once: exit after the evening).`, &sets)
 	}
 	conf, err := cab.WriteConfig(dir, append([]string{"cabinet.name=Demo Cabinet", "cabinet.mqtt.broker=" + broker.URL(),
 		fmt.Sprintf("cabinet.tracker.min_session_seconds=%d", demoMinSession(*scale)), "cabinet.log.level=debug",
-		"cabinet.romm.token_file=", "cabinet.library.allow_install=1", "cabinet.ha.power=1", "cabinet.romm.sync_saves=1"}, oauthLines...)...)
+		"cabinet.romm.token_file=", "cabinet.library.allow_install=1", "cabinet.ha.power=1", "cabinet.romm.sync_saves=1",
+		"global.retroachievements=1"}, oauthLines...)...)
 	if err != nil {
 		return err
 	}
@@ -138,6 +140,10 @@ tools, until Ctrl-C (--once: exit after the evening).`, &sets)
 	fmt.Fprintf(out, "  config          %s\n", conf)
 	fmt.Fprintf(out, "  log             %s\n", cfg.Layout().Log())
 	fmt.Fprintf(out, "  MCP over HTTP   %s   (bearer token %s)\n", mcpURL, token)
+	if strings.HasPrefix(mcpURL, "http") {
+		fmt.Fprintf(out, "  marquee page    %s#token=%s   (a second screen: the selected or running game's marquee)\n",
+			strings.TrimSuffix(mcpURL, "/mcp")+events.MarqueePath, token)
+	}
 	fmt.Fprintf(out, "  sign-in (OAuth) %s/mcp   (self-signed; an app signs in with a PIN on the TV below)\n", issuer)
 	run := exe
 	if strings.Contains(exe, "go-build") {
@@ -171,7 +177,7 @@ tools, until Ctrl-C (--once: exit after the evening).`, &sets)
 	if n := len(rommGame); n > 0 {
 		rommGame[n-1].Wait = 0 // the save steps wait for the game's save itself
 	}
-	steps = slices.Concat(steps[:1], []simulator.Step{pair}, steps[1:3], rommGame, saves.steps(cab),
+	steps = slices.Concat(steps[:1], []simulator.Step{pair}, steps[1:3], simulator.Browse(1 / *scale), rommGame, saves.steps(cab),
 		demoInstall(exe, denv.Environ, out, *scale), []simulator.Step{oauthDemo{issuer: issuer, stateDir: cfg.StatePath(), out: out}.step()},
 		demoHousehold(broker, haentities.Settings{ID: id, BaseTopic: cfg.MQTT.BaseTopic}, *scale), steps[3:],
 		[]simulator.Step{playTimeDemo{env: c.env, dir: dir, exe: exe, broker: broker, out: out, speed: *scale, hush: &hush}.step()})
@@ -265,7 +271,7 @@ func finalStates(b *mqttbroker.Broker, id string) []string {
 // placeholder is named), the rest as it is.
 func shownPayload(entity string, payload []byte) string {
 	switch entity {
-	case haentities.Artwork, haentities.LastScreenshot:
+	case haentities.Artwork, haentities.LastScreenshot, haentities.SelectedMarquee:
 	case haentities.SaveProblemKey:
 		return eventText(payload)
 	default:

@@ -7,7 +7,6 @@ import (
 	"image/color"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,17 +17,6 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/httpauth"
 	"github.com/batocera-cabinet/cabinet/simulator/testpeers/chromium"
 )
-
-// artifact is where a test's screenshot is kept: $CABINET_ARTIFACTS (CI
-// keeps it) or the test's temporary folder.
-func artifact(t *testing.T, name string) string {
-	dir := os.Getenv("CABINET_ARTIFACTS")
-	if dir == "" {
-		dir = t.TempDir()
-	}
-	os.MkdirAll(dir, 0o755)
-	return filepath.Join(dir, name)
-}
 
 // marqueeServer is the daemon's HTTP side for the page: a hub and its
 // pictures behind the guard, on a loopback address it can be restarted on.
@@ -116,7 +104,7 @@ func TestMarqueeInBrowser(t *testing.T) {
 			`document.getElementById("pic").naturalWidth === %d`, ImageURL(key), width)
 	}
 	waitPage(t, ctx, b, "the selected game's picture", shows("nes/alpha", 600)+` && document.body.dataset.state === "live"`)
-	if err := b.Screenshot(ctx, artifact(t, "marquee-page.png")); err != nil {
+	if err := b.Screenshot(ctx, chromium.Artifact(t, "marquee-page.png")); err != nil {
 		t.Fatal(err)
 	}
 	// Contained: the whole picture, as large as the screen allows.
@@ -157,8 +145,7 @@ func TestMarqueeInBrowser(t *testing.T) {
 // when the context ends first.
 func waitPage(t *testing.T, ctx context.Context, b *chromium.Browser, what, cond string) {
 	t.Helper()
-	js := `new Promise((resolve) => { const t = () => { try { if (` + cond + `) return resolve(true); } catch (e) {} setTimeout(t, 50); }; t(); })`
-	if _, err := b.Eval(ctx, js); err != nil {
+	if err := b.WaitFor(ctx, cond); err != nil {
 		raw, _ := b.Eval(context.Background(), `JSON.stringify({state: document.body.dataset.state, game: document.body.dataset.game, `+
 			`src: document.getElementById('pic').dataset.src, width: document.getElementById('pic').naturalWidth, status: document.getElementById('status').textContent})`)
 		var page string

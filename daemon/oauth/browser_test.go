@@ -7,8 +7,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -50,17 +48,6 @@ func (c *callbacks) last() url.Values {
 		return nil
 	}
 	return c.got[len(c.got)-1]
-}
-
-// artifact is where a test's screenshot is kept: $CABINET_ARTIFACTS (CI
-// keeps it) or the test's temporary folder.
-func artifact(t *testing.T, name string) string {
-	dir := os.Getenv("CABINET_ARTIFACTS")
-	if dir == "" {
-		dir = t.TempDir()
-	}
-	os.MkdirAll(dir, 0o755)
-	return filepath.Join(dir, name)
 }
 
 // TestConsentInBrowser: the consent page in real headless Chromium, on a
@@ -130,7 +117,7 @@ func TestConsentInBrowser(t *testing.T) {
 	if got := text(`[...document.querySelectorAll('input[name=scope]')].map(e => e.value + (e.checked ? '+' : '-')).join(' ')`); got != "read+ play+ library+ power-" {
 		t.Errorf("scopes offered %q: power must not be ticked", got)
 	}
-	if err := b.Screenshot(ctx, artifact(t, "oauth-consent-phone.png")); err != nil {
+	if err := b.Screenshot(ctx, chromium.Artifact(t, "oauth-consent-phone.png")); err != nil {
 		t.Fatal(err)
 	}
 

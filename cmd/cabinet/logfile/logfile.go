@@ -186,7 +186,10 @@ func New(w io.Writer, level string) zerolog.Logger {
 }
 
 // Lazy is a File opened at its first write: a hook that has nothing to log
-// (the usual case at the default level) never touches the file.
+// (the usual case at the default level) never touches the file. Its writes
+// never fail: a hook's stderr is ES's, and zerolog reports a failed write
+// there, so a log that cannot be opened or written (a full /userdata) loses
+// the line instead.
 type Lazy struct {
 	path     string
 	maxBytes int64
@@ -203,10 +206,10 @@ func OpenLazy(path string, maxBytes int64, keep int) *Lazy {
 
 func (l *Lazy) Write(p []byte) (int, error) {
 	l.once.Do(func() { l.f, l.err = Open(l.path, l.maxBytes, l.keep) })
-	if l.err != nil {
-		return 0, l.err
+	if l.err == nil {
+		l.f.Write(p) //nolint:errcheck // see Lazy
 	}
-	return l.f.Write(p)
+	return len(p), nil
 }
 
 // Close closes the file if it was opened.

@@ -134,3 +134,23 @@ func TestNewLevel(t *testing.T) {
 		t.Errorf("unknown level must mean info")
 	}
 }
+
+// The hook's log never reports a failure: zerolog would print it on the
+// hook's stderr, which is ES's. /dev/full fails every write with ENOSPC, as
+// a full /userdata does.
+func TestLazyNeverFails(t *testing.T) {
+	blocked := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(blocked, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/dev/full", filepath.Join(blocked, "cabinet.log")} {
+		l := OpenLazy(path, 0, -1)
+		line := []byte(`{"level":"error"}` + "\n")
+		for range 2 {
+			if n, err := l.Write(line); n != len(line) || err != nil {
+				t.Errorf("%s: Write = %d, %v; want %d, nil", path, n, err, len(line))
+			}
+		}
+		l.Close()
+	}
+}

@@ -13,13 +13,14 @@ import (
 	"strings"
 )
 
-// ClearEnv unsets CABINET_* overrides, keeping CABINET_REQUIRE_PEERS, the
+// ClearEnv unsets CABINET_* overrides, keeping CABINET_REQUIRE_PEERS,
+// CABINET_ARTIFACTS (where screenshots are kept), the
 // test switches (CABINET_E2E_*) and where the real peers are
 // (CABINET_REAL_*).
 func ClearEnv() {
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "CABINET_") && k != "CABINET_REQUIRE_PEERS" && !strings.HasPrefix(k, "CABINET_E2E_") && !strings.HasPrefix(k, "CABINET_REAL_") {
+		if strings.HasPrefix(k, "CABINET_") && k != "CABINET_REQUIRE_PEERS" && k != "CABINET_ARTIFACTS" && !strings.HasPrefix(k, "CABINET_E2E_") && !strings.HasPrefix(k, "CABINET_REAL_") {
 			os.Unsetenv(k)
 		}
 	}

@@ -212,3 +212,12 @@ func (b *Browser) errNoNavigation(err error) error {
 	}
 	return errors.Join(err, fmt.Errorf("the page's last console lines:\n%s", strings.Join(lines, "\n")))
 }
+
+// WaitFor waits until the JavaScript condition cond holds in the page,
+// looking again every 50 ms inside the page (a navigation meanwhile ends
+// the wait with an error); it returns ctx's error when ctx ends first.
+func (b *Browser) WaitFor(ctx context.Context, cond string) error {
+	js := `new Promise((resolve) => { const t = () => { try { if (` + cond + `) return resolve(true); } catch (e) {} setTimeout(t, 50); }; t(); })`
+	_, err := b.Eval(ctx, js)
+	return err
+}
