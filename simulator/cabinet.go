@@ -94,7 +94,7 @@ type Cabinet struct {
 	Configgen *esevents.Configgen
 	// Achievements is RetroArch's cheevos_cmd: the achievements hooks run for an unlock.
 	Achievements *esevents.Achievements
-	Library   *library.Library
+	Library      *library.Library
 	// RomM is the fake RomM (nil unless Options.RomM).
 	RomM *fakeromm.Server
 	// Input is the fake game pads (nil unless Options.System).

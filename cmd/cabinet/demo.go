@@ -19,9 +19,9 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/cmd/cabinet/logfile"
-	"github.com/batocera-cabinet/cabinet/daemon/events"
 	"github.com/batocera-cabinet/cabinet/daemon"
 	"github.com/batocera-cabinet/cabinet/daemon/artwork"
+	"github.com/batocera-cabinet/cabinet/daemon/events"
 	"github.com/batocera-cabinet/cabinet/daemon/httpauth"
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/simulator"
