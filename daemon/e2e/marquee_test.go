@@ -4,10 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/color"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/image/font"
+	"golang.org/x/image/font/basicfont"
+	"golang.org/x/image/math/fixed"
 
 	"github.com/batocera-cabinet/cabinet/daemon/events"
 	"github.com/batocera-cabinet/cabinet/simulator/library"
@@ -18,7 +24,7 @@ import (
 // TestMarqueePageFollowsES (issue 29): the daemon's marquee page in real headless Chromium on a
 // marquee-shaped screen follows ES's cursor end to end — ES fires game-selected through the
 // installed wrapper under dash, the daemon settles it, asks ES for the game's media and streams
-// it to the page — shows the game's wheel once it settles, the name of a game without a picture,
+// it to the page — shows the game's marquee once it settles, the name of a game without a picture,
 // and, after the daemon restarts, connects again by itself and shows the next selection. The
 // screenshot is the README's.
 func TestMarqueePageFollowsES(t *testing.T) {
@@ -37,8 +43,9 @@ func TestMarqueePageFollowsES(t *testing.T) {
 		t.Fatalf("no %s among the plain games", prefix)
 		return library.Game{}
 	}
-	withWheel, bare := find("Super Mario World"), find("Donkey Kong") // Donkey Kong has no picture
-	uploadWheel(t, r, withWheel)                                      // 300 × 100
+	// Donkey Kong has no picture; Super Mario World gets a marquee (512 × 128 once encoded).
+	marqueed, bare := find("Super Mario World"), find("Donkey Kong")
+	uploadMedia(t, r, marqueed, "marquee", banner("SUPER MARIO WORLD"))
 	base, tok := r.mcpURL(), r.token()
 
 	b := chromium.Launch(t, chromium.Options{})
@@ -73,13 +80,13 @@ func TestMarqueePageFollowsES(t *testing.T) {
 	}
 	// A scroll that stops on the game with a wheel (each pick handed over before the next, so
 	// they reach the daemon in this order).
-	for _, g := range append(pool[2:8:8], withWheel) {
+	for _, g := range append(pool[2:8:8], marqueed) {
 		if err := r.cab.ES.SelectGame(g.System, g.ID); err != nil {
 			t.Fatal(err)
 		}
 		r.waitScripts()
 	}
-	wait("the wheel of the game selected", pictureOf(withWheel.System, withWheel.ID, 300))
+	wait("the marquee of the game selected", pictureOf(marqueed.System, marqueed.ID, 512))
 	if err := b.Screenshot(ctx, chromium.Artifact(t, "marquee-page-es.png")); err != nil {
 		t.Fatal(err)
 	}
@@ -95,13 +102,42 @@ func TestMarqueePageFollowsES(t *testing.T) {
 	}
 	wait("the page to notice the daemon went", `document.body.dataset.state === "reconnecting"`)
 	r.startOnline()
-	if err := r.cab.ES.SelectGame(withWheel.System, withWheel.ID); err != nil {
+	if err := r.cab.ES.SelectGame(marqueed.System, marqueed.ID); err != nil {
 		t.Fatal(err)
 	}
 	r.waitScripts()
-	wait("the wheel again after the restart", pictureOf(withWheel.System, withWheel.ID, 300)+
+	wait("the marquee again after the restart", pictureOf(marqueed.System, marqueed.ID, 512)+
 		` && document.body.dataset.state === "live"`)
 	for _, line := range b.Console() {
 		t.Logf("console: %s", line)
 	}
+}
+
+// banner is a marquee drawn for the test (the README shows its screenshot): title in a pixel
+// font, 4× over a dusk gradient, 1024 × 256.
+func banner(title string) image.Image {
+	const w, h, scale = 256, 64, 4
+	small := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			small.Set(x, y, color.RGBA{uint8(20 + 60*x/w), uint8(10 + 20*y/h), uint8(90 + 80*y/h), 255})
+		}
+	}
+	face := basicfont.Face7x13
+	text := font.MeasureString(face, title).Round()
+	dot := fixed.P((w-text)/2, h/2+4)
+	for _, c := range []struct {
+		dx, dy int
+		col    color.RGBA
+	}{{1, 1, color.RGBA{0, 0, 0, 255}}, {0, 0, color.RGBA{255, 210, 40, 255}}} {
+		dr := &font.Drawer{Dst: small, Src: image.NewUniform(c.col), Face: face, Dot: dot.Add(fixed.P(c.dx, c.dy))}
+		dr.DrawString(title)
+	}
+	big := image.NewRGBA(image.Rect(0, 0, w*scale, h*scale))
+	for y := 0; y < h*scale; y++ {
+		for x := 0; x < w*scale; x++ {
+			big.Set(x, y, small.At(x/scale, y/scale))
+		}
+	}
+	return big
 }

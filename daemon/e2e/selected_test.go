@@ -420,16 +420,23 @@ func uploadWheel(t *testing.T, r *rig, g library.Game) []byte {
 			img.Set(x, y, color.RGBA{20, 200, 60, 255})
 		}
 	}
+	return uploadMedia(t, r, g, "wheel", img)
+}
+
+// uploadMedia gives g the picture img in ES's media slot kind through ES's API and returns the
+// picture Cabinet makes of it.
+func uploadMedia(t *testing.T, r *rig, g library.Game, kind string, img image.Image) []byte {
+	t.Helper()
 	var b bytes.Buffer
 	png.Encode(&b, img)
-	url := fmt.Sprintf("%s/systems/%s/games/%s/media/wheel", r.cab.ESURL(), g.System, g.ID)
+	url := fmt.Sprintf("%s/systems/%s/games/%s/media/%s", r.cab.ESURL(), g.System, g.ID, kind)
 	resp, err := http.Post(url, "image/png", bytes.NewReader(b.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("upload the wheel: %s", resp.Status)
+		t.Fatalf("upload the %s: %s", kind, resp.Status)
 	}
 	want, err := artwork.Encode(bytes.NewReader(b.Bytes()))
 	if err != nil {
