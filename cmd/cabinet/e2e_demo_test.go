@@ -40,7 +40,7 @@ func TestDemo(t *testing.T) {
 		"/pair/device?user_code=", "someone approves code", "paired: RomM knows the cabinet as device", "the code showed on the TV ", "RomM now playing         Alpha Quest",
 		"RomM now playing         (nothing)", "RomM play history +      Alpha Quest", "play session  Alpha Quest",
 		"Installed Cosmic Crusade (snes). Launched Cosmic Crusade (snes)", "RomM now playing         Cosmic Crusade",
-		"play session  Cosmic Crusade", "2 session(s) delivered, 2 unmatched",
+		"play session  Cosmic Crusade", "2 session(s) delivered, 3 unmatched",
 		// Each game's metadata and art (issue 18).
 		`HA now_playing/attributes {"system":"nes","rom":"/userdata/roms/nes/The Legend of Zelda (USA).nes"`,
 		`"genre":"Action-Adventure","players":"1","developer":"Nintendo R&D4","publisher":"Nintendo","year":1986,"region":"us","emulator":"libretro","core":"nestopia"}`,
