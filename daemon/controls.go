@@ -27,7 +27,7 @@ func (d *Daemon) newControls() *sensors.Controls {
 		},
 		Power:     func() *power.Runner { return d.powerRunner(d.config()) },
 		DryRun:    func() bool { return d.config().Tools.DryRun },
-		Household: haHousehold{householdControls{d}}}
+		Household: haHousehold{householdControls{d}}, Play: haPlay{d}}
 }
 
 // powerRunner carries out power actions through this daemon's ES.

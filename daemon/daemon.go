@@ -129,6 +129,8 @@ type Daemon struct {
 	household *household.Enforcer
 	// selected is the selection feed: what is under ES's cursor, debounced (selected.go).
 	selected *selectedFeed
+	// favorites are the favourites select's options and games (play.go).
+	favorites favorites
 	// events is the second screens' hub (/events, /marquee; screens.go
 	// says who publishes what); marquees their pictures; screens what
 	// the engine's applies last published (under the engine's lock).
@@ -207,6 +209,7 @@ func Run(ctx context.Context, opts Options) error {
 	d.household = d.newEnforcer()
 	d.saves = newSaveSync(d)
 	d.selected = newSelectedFeed(d)
+	d.favorites.wake = make(chan struct{}, 1)
 	d.clients = newMCPClients(d)
 	defer d.eng.stop()
 	if lg != nil {
@@ -294,6 +297,7 @@ func Run(ctx context.Context, opts Options) error {
 		{"romm-report", d.reportRomM},
 		{"save-sync", d.saves.run},
 		{"selected", d.selected.run},
+		{"favorites", d.runFavorites},
 		{"mcp-clients", d.clients.run},
 		{"installs", d.keepInstalls},
 		{"requests", d.followRequests},

@@ -68,9 +68,22 @@ func (e *engine) store() *store.Store { return e.owner.Store }
 // setRules swaps settings and tracker rules after a configuration change.
 func (e *engine) setRules(r journal.Rules) {
 	e.mu.Lock()
-	r.DiscoveryRecorded = false // new names, topics or entities: record them again
+	r.DiscoveryRecorded = false                       // new names, topics or entities: record them again
+	r.Settings.Favorites = e.rules.Settings.Favorites // ES's, not the file's (setFavorites)
 	e.rules = r
 	e.mu.Unlock()
+}
+
+// setFavorites puts the favourites select's options (haentities.FavoriteOptions) in the settings,
+// and says whether they changed: the discovery is then recorded again at the next apply.
+func (e *engine) setFavorites(options string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.rules.Settings.Favorites == options {
+		return false
+	}
+	e.rules.Settings.Favorites, e.rules.DiscoveryRecorded = options, false
+	return true
 }
 
 func (e *engine) setPublisher(p publisher) {

@@ -41,7 +41,7 @@ func (d *Daemon) buildLinks(cfg *Config) error {
 	}
 	extra := tools.Deps{History: history{d.eng.store()}, Requests: wakingRequests{requests.Kept{DB: d.eng.store()}, d.requestsWake},
 		Clock: d.clock, Daemon: d, Household: householdControls{d}, SaveSync: d.saves,
-		SaveSyncWrites: cfg.SaveSync.Asked}
+		SaveSyncWrites: cfg.SaveSync.Asked, Launched: d.launched}
 	normal, err := l.Tools(d.opts.Version, false, extra)
 	if err != nil {
 		return err
@@ -118,6 +118,7 @@ func (d *Daemon) invalidateGames() {
 	if l := d.links(); l != nil {
 		l.Games.Invalidate()
 	}
+	d.favoritesChanged()
 }
 
 // serveSocketMCP runs one MCP stdio session on a socket connection.

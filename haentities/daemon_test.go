@@ -90,7 +90,7 @@ func TestDiscoverySets(t *testing.T) {
 	// A cabinet with no thermal zone, no batocera.version, no network: those are not announced.
 	bareDiag := []string{FreeSpace, CabinetVersion, OutboxDepth, OutboxDropped, MQTTReconnects}
 	sys := []string{PowerState, Volume, Mute, Controllers, Controller, OSUpdate, Artwork, LastScreenshot, PlayTimeToday}
-	ctl := []string{QuitGame, PauseGame, SaveState, LoadState, Screenshot, ResetGame, ShowMessage}
+	ctl := []string{QuitGame, PauseGame, SaveState, LoadState, Screenshot, ResetGame, ShowMessage, Play, Favorite, PlayRequest}
 	pwr := []string{RestartES, Reboot, Shutdown}
 	hh := []string{Limits, DailyLimit, TimeLeftToday, LimitState, ExtraTime, ExtraTime30, ExtraTime60, PausePlay, LimitEvent}
 	limits := []string{TimeLeftToday, LimitState, LimitEvent} // what a parent reads
@@ -192,6 +192,12 @@ func TestDaemonConfigs(t *testing.T) {
 			if cfg["image_topic"] != s.StateTopic(key) || cfg["image_encoding"] != "b64" || cfg["content_type"] != ImageContentType ||
 				cfg["state_topic"] != nil || cfg["command_topic"] != nil {
 				t.Errorf("%s: image_topic %v encoding %v content_type %v", key, cfg["image_topic"], cfg["image_encoding"], cfg["content_type"])
+			}
+		case strings.Contains(m.Topic, "/text/"), strings.Contains(m.Topic, "/select/"):
+			if cfg["state_topic"] != s.StateTopic(key) || cfg["command_topic"] != s.CommandTopic(key) || cfg["retain"] != false ||
+				cfg["optimistic"] != false {
+				t.Errorf("%s: state_topic %v command_topic %v retain %v optimistic %v", key, cfg["state_topic"], cfg["command_topic"],
+					cfg["retain"], cfg["optimistic"])
 			}
 		case strings.Contains(m.Topic, "/number/"), strings.Contains(m.Topic, "/switch/"):
 			if cfg["state_topic"] != s.StateTopic(key) || cfg["command_topic"] != s.CommandTopic(key) || cfg["retain"] != false {

@@ -107,6 +107,9 @@ func Config(s Settings, e Entity, at time.Time) Message {
 	if !e.NoState {
 		c.StateTopic = s.StateTopic(e.Key)
 	}
+	if e.Key == Favorite {
+		c.Options = favoriteOptions(s)
+	}
 	if e.Attributes {
 		c.JSONAttributesTopic = s.AttributesTopic(e.Key)
 	}
@@ -177,8 +180,8 @@ func (s Settings) announces(key string) bool {
 
 // daemonEntities is every entity only the daemon announces, whatever this cabinet has or has on.
 func daemonEntities() []Entity {
-	return slices.Concat(Diagnostics(), systemEntities(), Controls(), PowerButtons(), HouseholdEntities(), SaveSyncEntities(),
-		MCPClientsEntities(), SelectedEntities())
+	return slices.Concat(Diagnostics(), systemEntities(), Controls(), PlayEntities(), PowerButtons(), HouseholdEntities(),
+		SaveSyncEntities(), MCPClientsEntities(), SelectedEntities())
 }
 
 // settingOn says whether the setting that gates a daemon entity is on: the household entities with
@@ -190,6 +193,9 @@ func settingOn(s Settings, e Entity) bool {
 		return on
 	}
 	if on, ok := saveSyncOn(s, e.Key); ok {
+		return on
+	}
+	if on, ok := playOn(s, e.Key); ok {
 		return on
 	}
 	if e.Key == MCPClientsKey {

@@ -47,6 +47,9 @@ type Settings struct {
 	Daemon bool
 	// Controls is cabinet.ha.controls: the daemon announces the buttons and the notify entity.
 	Controls bool
+	// Favorites are the favourites select's options (FavoriteOptions: one per line), which the
+	// daemon reads from ES's lists; a string keeps Settings comparable.
+	Favorites string
 	// Power is cabinet.ha.power: the daemon announces the restart and shutdown buttons.
 	Power bool
 	// Household is cabinet.ha.household: the daemon announces a parent's controls (the limits and

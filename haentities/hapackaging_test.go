@@ -80,10 +80,19 @@ func publishedAttributes(t *testing.T) map[string][]string {
 	msgs = append(msgs, ControllerStates(s, []Pad{{Name: "pad", Battery: new(int)}}, goldenNow)...)
 	s.Daemon, s.Household = true, true
 	msgs = append(msgs, HouseholdStates(s, goldenHousehold()[1], goldenNow)...)
+	s.Controls = true
+	every := PlayOutcome{Query: "mario on snes", Outcome: PlayAmbiguous, Game: "g", System: "s",
+		Candidates: []PlayCandidate{{Game: "g", System: "s"}}, Reason: "r", At: goldenNow}
+	msgs = append(msgs, PlayStates(s, every, goldenNow)...)
+	msgs = append(msgs, PlayRequestEvent(s, every, goldenNow)...)
 	byTopic := map[string]string{} // attributes topic → entity key
 	for _, e := range fullCatalogue() {
 		if e.Attributes {
 			byTopic[s.AttributesTopic(e.Key)] = e.Key
+		}
+		// An event entity's attributes are its last event's payload (event_type and the rest).
+		if e.Component == ComponentEvent {
+			byTopic[s.StateTopic(e.Key)] = e.Key
 		}
 	}
 	out := map[string][]string{}
@@ -110,8 +119,8 @@ func publishedAttributes(t *testing.T) map[string][]string {
 // Assistant cannot run here: this is parsing, not running them in HA.
 func TestHomeAssistantPieces(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(haPieces, "*.yaml"))
-	if err != nil || len(files) < 7 {
-		t.Fatalf("pieces %v (%v): want the card and six blueprints", files, err)
+	if err != nil || len(files) < 11 {
+		t.Fatalf("pieces %v (%v): want the two cards and nine blueprints", files, err)
 	}
 	cat := fullCatalogue()
 	attrs := publishedAttributes(t)
@@ -120,7 +129,9 @@ func TestHomeAssistantPieces(t *testing.T) {
 		"activity": Activity, "now_playing": NowPlaying, "power_state": PowerState,
 		"shutdown_button": Shutdown, "play_time_today": PlayTimeToday,
 		"limit_event": LimitEvent, "limit_state": LimitState, "extra_time": ExtraTime, "extra_time_30": ExtraTime30,
-		"achievement_event": AchievementEntity,
+		"achievement_event": AchievementEntity, "play_text": Play, "play_request": PlayRequest,
+		"quit_game": QuitGame, "pause_game": PauseGame, "save_state": SaveState, "load_state": LoadState,
+		"time_left_today": TimeLeftToday,
 	}
 	byKey := map[string]Entity{}
 	for _, e := range cat {
@@ -135,7 +146,7 @@ func TestHomeAssistantPieces(t *testing.T) {
 				checkBlueprint(t, bp, doc, string(raw), inputs, byKey, attrs)
 				return
 			}
-			checkCard(t, doc, cat, attrs)
+			checkCard(t, filepath.Base(f), doc, cat, attrs)
 		})
 	}
 }
@@ -180,10 +191,11 @@ func checkBlueprint(t *testing.T, bp, doc map[string]any, raw string, inputs map
 			t.Errorf("input %s: device class %v, but %s has %q", name, dc, key, e.DeviceClass)
 		}
 	}
-	// No entity id is written out: entities come through !input.
-	if m := regexp.MustCompile(`\b(sensor|binary_sensor|button|image|number|switch|event|update)\.batocera_\w+`).FindString(raw); m != "" &&
-		!strings.Contains(raw, "("+m+" with the default name)") && !strings.Contains(raw, "("+m+")") {
-		t.Errorf("hard-coded entity id %s outside a description", m)
+	// No entity id is written out: entities come through !input. Descriptions name them in brackets.
+	for _, m := range regexp.MustCompile(`\b(sensor|binary_sensor|button|image|number|switch|event|update|text|select)\.batocera_\w+`).FindAllString(raw, -1) {
+		if !strings.Contains(raw, "("+m+" with the default name)") && !strings.Contains(raw, "("+m+")") {
+			t.Errorf("hard-coded entity id %s outside a description", m)
+		}
 	}
 	// Attributes read in templates, through a variable or the input.
 	for _, m := range regexp.MustCompile(`state_attr\((\w+),\s*'(\w+)'\)`).FindAllStringSubmatch(raw, -1) {
@@ -249,32 +261,42 @@ func checkBlueprint(t *testing.T, bp, doc map[string]any, raw string, inputs map
 	})
 }
 
-func checkCard(t *testing.T, doc map[string]any, cat map[string]Entity, attrs map[string][]string) {
-	n := 0
+// cardWants are the rows each card must have: an entity id, or entity id#attribute for an
+// attribute row.
+var cardWants = map[string][]string{
+	"dashboard_card.yaml": {"image.batocera_artwork", "sensor.batocera_now_playing", "sensor.batocera_activity",
+		"sensor.batocera_power_state", "number.batocera_volume", "sensor.batocera_play_time_today"},
+	"play_card.yaml": {"text.batocera_play", "select.batocera_favorite", "text.batocera_play#outcome",
+		"text.batocera_play#game", "text.batocera_play#reason", "button.batocera_quit_game"},
+}
+
+func checkCard(t *testing.T, name string, doc map[string]any, cat map[string]Entity, attrs map[string][]string) {
+	wants, ok := cardWants[name]
+	if !ok {
+		t.Fatalf("card %s: add the rows it must have to cardWants", name)
+	}
+	rows := map[string]bool{}
 	walk(doc, func(m map[string]any) {
 		id, ok := m["entity"].(string)
 		if !ok {
 			return
 		}
-		n++
+		rows[id] = true
 		e, known := cat[id]
 		if !known {
 			t.Errorf("the card names %s, which no cabinet announces", id)
 			return
 		}
-		if a, ok := m["attribute"].(string); ok && !slices.Contains(attrs[e.Key], a) {
-			t.Errorf("the card reads %s's attribute %s; it has %v", id, a, attrs[e.Key])
+		if a, ok := m["attribute"].(string); ok {
+			rows[id+"#"+a] = true
+			if !slices.Contains(attrs[e.Key], a) {
+				t.Errorf("the card reads %s's attribute %s; it has %v", id, a, attrs[e.Key])
+			}
 		}
 	})
-	if n < 6 {
-		t.Errorf("the card shows %d entities: want artwork, now playing, activity, power state, volume and play time today", n)
-	}
-	for _, want := range []string{"image.batocera_artwork", "sensor.batocera_now_playing", "sensor.batocera_activity",
-		"sensor.batocera_power_state", "number.batocera_volume", "sensor.batocera_play_time_today"} {
-		found := false
-		walk(doc, func(m map[string]any) { found = found || m["entity"] == want })
-		if !found {
-			t.Errorf("the card lacks %s", want)
+	for _, want := range wants {
+		if !rows[want] {
+			t.Errorf("the card lacks %s (it has %v)", want, slices.Sorted(maps.Keys(rows)))
 		}
 	}
 }

@@ -46,6 +46,8 @@ const (
 	ComponentSwitch = "switch"
 	ComponentUpdate = "update"
 	ComponentImage  = "image"
+	ComponentText   = "text"
+	ComponentSelect = "select"
 )
 
 // Power states (the enum options of power_state).

@@ -37,6 +37,7 @@ func fullCapture() []Message {
 	msgs = append(msgs, saveProblems(daemon)...)
 	msgs = append(msgs, mcpClientsStates(daemon)...)
 	msgs = append(msgs, selectedStates(daemon)...)
+	msgs = append(msgs, playStates(daemon)...)
 	// Other settings publish under their own topics and must pass too.
 	other := Settings{ID: "cab_2", DiscoveryPrefix: "ha", BaseTopic: "arcade/cabinets", Version: "dev", Daemon: true, Controls: true,
 		LimitsOn: true, SaveSync: true, MCPClients: true, Achievements: true}
@@ -53,6 +54,9 @@ func fullCapture() []Message {
 	msgs = append(msgs, MCPClientsStates(other, MCPClientsState{}, goldenNow)...)
 	msgs = append(msgs, SelectedStates(other, Selected{}, goldenNow)...)
 	msgs = append(msgs, SelectedMarqueeState(other, tinyJPEG(), goldenNow)...)
+	msgs = append(msgs, PlayStates(other, PlayOutcome{}, goldenNow)...)
+	msgs = append(msgs, FavoriteState(other, goldenNow)...)
+	msgs = append(msgs, PlayRequestEvent(other, PlayOutcome{Query: "zzz", Outcome: PlayNotFound, At: goldenNow}, goldenNow)...)
 	msgs = append(msgs, SessionStart(other, goldenCurrent(), goldenNow), CabinetEvent(other, CabinetStart, goldenNow, goldenNow))
 	msgs = append(msgs, AchievementEvent(other, goldenAchievement(), goldenNow))
 	msgs = append(msgs, lastAchievementStates(other, goldenAchievement(), goldenNow)...)

@@ -46,7 +46,23 @@ type Controls struct {
 	Presses *power.Presses
 	// Household carries out a parent's commands (cabinet.ha.household); nil: not ready.
 	Household HouseholdControl
+	// Play carries out text.batocera_play and select.batocera_favorite (cabinet.ha.controls); nil:
+	// not ready.
+	Play PlayControl
 }
+
+// PlayControl launches games by name for Home Assistant (the daemon's, over the tools' one
+// launcher). Each reports what became of the request itself (the text's state, the event).
+type PlayControl interface {
+	// Play carries out a request typed or said: a game's name, maybe "on <system>", maybe "switch to".
+	Play(ctx context.Context, log zerolog.Logger, request string)
+	// Favorite launches the favourite the select's option names (haentities.FavoriteNone: nothing).
+	Favorite(ctx context.Context, log zerolog.Logger, option string)
+}
+
+// maxPlayPayload bounds a request from Home Assistant: the text entity sends at most 255
+// characters.
+const maxPlayPayload = 4 << 10
 
 // onCommand carries out a Home Assistant control (cabinet.ha.controls):
 // the command becomes a call of the matching MCP tool on the daemon's tools
@@ -77,6 +93,10 @@ func (c *Controls) OnCommand(topic string, payload []byte, dup bool) {
 		log.Warn().Msg("HA command ignored: cabinet.ha.controls is off")
 		return
 	}
+	if entity == haentities.Play || entity == haentities.Favorite {
+		c.onPlay(log, entity, payload)
+		return
+	}
 	tool, args, err := controlCall(entity, payload)
 	if err != nil {
 		log.Warn().Str("reason", err.Error()).Int("bytes", len(payload)).Msg("HA command ignored")
@@ -100,6 +120,25 @@ func (c *Controls) OnCommand(topic string, payload []byte, dup bool) {
 		return
 	}
 	log.Info().Str("tool", tool).Str("outcome", outcome).Str("detail", detail).Msg("HA control")
+}
+
+// onPlay carries out a request to play: bounded, never logged whole (it is the household's text).
+func (c *Controls) onPlay(log zerolog.Logger, entity string, payload []byte) {
+	if c.Play == nil {
+		log.Warn().Msg("HA command ignored: the tools are not ready")
+		return
+	}
+	if len(payload) > maxPlayPayload {
+		log.Warn().Int("bytes", len(payload)).Msg("HA request to play ignored: over 4 KiB")
+		return
+	}
+	ctx, cancel := context.WithTimeout(c.Ctx, controlTimeout)
+	defer cancel()
+	if entity == haentities.Favorite {
+		c.Play.Favorite(ctx, log, string(payload))
+		return
+	}
+	c.Play.Play(ctx, log, string(payload))
 }
 
 // controlCall maps a control and Home Assistant's payload to its tool and

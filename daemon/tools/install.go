@@ -42,7 +42,7 @@ type InstallResult struct {
 
 func (r InstallResult) text() string { return r.ActionResult.text() }
 
-func installTool(in Installer, e ES, g *guard, hh Household, cabinet string) (mcp.Tool, server.ToolHandlerFunc) {
+func installTool(in Installer, l launcher) (mcp.Tool, server.ToolHandlerFunc) {
 	t := defineLibrary("library_install", "Install a game from RomM",
 		"Download a RomM ROM (rom_id from library_search) onto the cabinet, verified against RomM's hashes, moved into "+
 			"place at once, and shown in EmulationStation with RomM's name, description and cover. system is needed only "+
@@ -68,7 +68,7 @@ func installTool(in Installer, e ES, g *guard, hh Household, cabinet string) (mc
 		)...))
 	h := func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return typed(func(ctx context.Context, a installArgs) (InstallResult, error) {
-			return installGame(ctx, in, e, g, hh, cabinet, a, reportTo(ctx, req, a.ROMID))
+			return installGame(ctx, in, l, a, reportTo(ctx, req, a.ROMID))
 		})(ctx, req)
 	}
 	return t, h
@@ -137,7 +137,8 @@ func progressTo(ctx context.Context, req mcp.CallToolRequest) func(install.Progr
 	}
 }
 
-func installGame(ctx context.Context, in Installer, e ES, g *guard, hh Household, cabinet string, a installArgs, progress func(install.Progress)) (InstallResult, error) {
+func installGame(ctx context.Context, in Installer, l launcher, a installArgs, progress func(install.Progress)) (InstallResult, error) {
+	g, cabinet := l.guard, l.cabinet
 	r := install.Request{ROMID: a.ROMID, System: a.System}
 	if g.dryRun {
 		res, err := in.Plan(ctx, r)
@@ -175,7 +176,7 @@ func installGame(ctx context.Context, in Installer, e ES, g *guard, hh Household
 		out.Warnings = append(out.Warnings, "Not launched: EmulationStation does not list the game yet.")
 		return out, nil
 	}
-	launched, err := launchGame(ctx, e, g, hh, cabinet, launchArgs{System: res.System, GameID: res.GameID})
+	launched, err := l.launch(ctx, launchArgs{System: res.System, GameID: res.GameID}, ViaMCP)
 	if err != nil {
 		w := "The install stands, but the launch was refused: " + untrusted.Clean(errText(err), 300)
 		logTo(ctx, mcp.LoggingLevelWarning, loggerInstall, w)

@@ -21,7 +21,7 @@ type launchArgs struct {
 	GameID string `json:"game_id"`
 }
 
-func launchGameTool(e ES, g *guard, hh Household, cabinet string) (mcp.Tool, server.ToolHandlerFunc) {
+func launchGameTool(l launcher) (mcp.Tool, server.ToolHandlerFunc) {
 	t := define("batocera_launch_game", "Launch game",
 		"Start a game on the cabinet by its system and game_id (from batocera_find_games). Refused while a game "+
 			"runs (quit it first), while another launch is under way, or when the household's play-time rules "+
@@ -31,12 +31,16 @@ func launchGameTool(e ES, g *guard, hh Household, cabinet string) (mcp.Tool, ser
 		withInput(req("system", systemArg("The game's system, e.g. snes.")), req("game_id", gameIDArg())),
 		withOutput(actionProps()...))
 	return t, typed(func(ctx context.Context, a launchArgs) (ActionResult, error) {
-		return launchGame(ctx, e, g, hh, cabinet, a)
+		return l.launch(ctx, a, ViaMCP)
 	})
 }
 
-func launchGame(ctx context.Context, e ES, g *guard, hh Household, cabinet string, a launchArgs) (ActionResult, error) {
-	warnings, err := householdAllows(ctx, hh)
+// launch is the one launch: the household's rules, one launch at a time, the launch/quit rate
+// limit and dry run (the guard), ES's launch and its confirmation; the tracker is told the moment
+// ES confirms (Deps.Launched), so a game whose ES hook never runs is timed from its launch.
+func (l launcher) launch(ctx context.Context, a launchArgs, via string) (ActionResult, error) {
+	e, g := l.es, l.guard
+	warnings, err := householdAllows(ctx, l.hh)
 	if err != nil {
 		return ActionResult{}, err
 	}
@@ -56,16 +60,22 @@ func launchGame(ctx context.Context, e ES, g *guard, hh Household, cabinet strin
 	sent := []string{"POST /launch " + untrusted.Clean(game.Path, maxPath)}
 	dry, err := g.run(ctx, action{what: "launch " + name, budget: budgetLaunchQuit, sent: sent,
 		send: func(ctx context.Context) error {
-			_, err := e.LaunchGame(ctx, a.System, a.GameID)
+			started, err := e.LaunchGame(ctx, a.System, a.GameID)
+			if err == nil && l.launched != nil {
+				if started.Path == "" {
+					started = game
+				}
+				l.launched(via, started)
+			}
 			return launchFailure(name, err)
 		}})
 	switch {
 	case err != nil:
 		return ActionResult{}, err
 	case dry:
-		return actionResult(cabinet, outcomeDryRun, "Would launch "+name+".", sent, warnings), nil
+		return actionResult(l.cabinet, outcomeDryRun, "Would launch "+name+".", sent, warnings), nil
 	}
-	return actionResult(cabinet, outcomeDone, "Launched "+name+"; EmulationStation reports it running.", sent, warnings), nil
+	return actionResult(l.cabinet, outcomeDone, "Launched "+name+"; EmulationStation reports it running.", sent, warnings), nil
 }
 
 func launchFailure(name string, err error) error {

@@ -89,7 +89,7 @@ func buildToolset(w wiring) *toolset {
 		ts.addRead(getLimitsTool(d.Household, d.Name))
 	}
 
-	ts.addWrite(launchGameTool(d.ES, g, d.Household, d.Name))
+	ts.addWrite(launchGameTool(w.launcher()))
 	ts.addWrite(quitGameTool(w.quitter()))
 	ts.addWrite(showMessageTool(ra, d.ES, g, d.Name))
 	ts.addWrite(reloadGamesTool(d.ES, g, cat, d.Name))
@@ -142,7 +142,7 @@ func addLibraryTools(ts *toolset, w wiring) {
 		}
 	}
 	if lib.RomM != nil && lib.Installer != nil {
-		ts.addWrite(installTool(lib.Installer, w.deps.ES, w.guard, w.deps.Household, w.deps.Name))
+		ts.addWrite(installTool(lib.Installer, w.launcher()))
 		ts.addWrite(uninstallTool(lib.Installer, w.deps.ES, w.guard, w.deps.Name))
 	}
 	if r := lib.ROMarr; r != nil {

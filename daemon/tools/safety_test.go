@@ -38,7 +38,7 @@ func TestReadOnly(t *testing.T) {
 		t.Error("a write tool could be called in read-only mode")
 	}
 	// The filter refuses a write tool even if something registered it.
-	tl, h := launchGameTool(r.esc, newGuard(false, DefaultLimits(), r.clock), nil, "Game Room")
+	tl, h := launchGameTool(launcher{es: r.esc, guard: newGuard(false, DefaultLimits(), r.clock), cabinet: "Game Room"})
 	r.srv.MCP().AddTool(tl, h)
 	if _, err := r.callErr("batocera_launch_game", map[string]any{"system": "nes", "game_id": tetris.ID}); err == nil ||
 		!strings.Contains(err.Error(), "not found") {

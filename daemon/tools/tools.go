@@ -24,6 +24,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/batocera-cabinet/cabinet/daemon/clock"
+	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/daemon/library/install"
 	"github.com/batocera-cabinet/cabinet/daemon/library/oncabinet"
 )
@@ -77,6 +78,10 @@ type Deps struct {
 	// over the same ES (the daemon's normal and dry-run servers): one
 	// index, built once. nil: the server builds its own.
 	Games *Games
+	// Launched, when set, is told of every launch the moment ES confirms it (via ViaMCP or ViaHA,
+	// and the game as ES reports it running): the daemon's tracker times the game from then,
+	// whether or not ES's hook runs.
+	Launched func(via string, g es.Game)
 }
 
 // Games is the search index over ES's game lists (batocera_find_games,
@@ -123,10 +128,11 @@ const (
 
 // Server is the MCP server with Cabinet's tools.
 type Server struct {
-	mcp     *server.MCPServer
-	tools   []mcp.Tool
-	catalog *catalog
-	quitter quitter // QuitForRules
+	mcp      *server.MCPServer
+	tools    []mcp.Tool
+	catalog  *catalog
+	quitter  quitter  // QuitForRules
+	launcher launcher // Play, PlayFavorite
 }
 
 // New builds the server. Nothing is dialled until a tool is called.
@@ -150,7 +156,7 @@ func New(deps Deps, opts Options) (*Server, error) {
 	if version == "" {
 		version = "dev"
 	}
-	s := &Server{mcp: server.NewMCPServer("cabinet", version, srvOpts...), catalog: w.catalog, quitter: w.quitter()}
+	s := &Server{mcp: server.NewMCPServer("cabinet", version, srvOpts...), catalog: w.catalog, quitter: w.quitter(), launcher: w.launcher()}
 	for _, t := range set.registered(opts.ReadOnly) {
 		s.mcp.AddTool(t.Tool, t.Handler)
 		s.tools = append(s.tools, t.Tool)
@@ -216,6 +222,12 @@ type wiring struct {
 // quitter is the quit path of batocera_quit_game and QuitForRules.
 func (w wiring) quitter() quitter {
 	return quitter{es: w.deps.ES, guard: w.guard, cat: w.catalog, cabinet: w.deps.Name, wait: w.opts.QuitWait}
+}
+
+// launcher is the launch path of batocera_launch_game, Play and PlayFavorite.
+func (w wiring) launcher() launcher {
+	return launcher{es: w.deps.ES, guard: w.guard, hh: w.deps.Household, cat: w.catalog, quit: w.quitter(),
+		cabinet: w.deps.Name, launched: w.deps.Launched}
 }
 
 func newWiring(d Deps, o Options) wiring {

@@ -47,6 +47,10 @@ type Hit struct {
 	PlayCount                        int
 	PlayTime                         int64
 	LastPlayed                       time.Time // zero: never
+	// Tier is how the name matched the query, 0 (the whole name) to 5 (a typo in a word): lower
+	// is better; Extra is how many words of the name were not asked for. Both order the hits of
+	// ModeSearch; a caller compares them to tell a clear best match from a tie.
+	Tier, Extra int
 }
 
 // Result is a page of hits.
@@ -117,6 +121,7 @@ func (ix *Index) Find(q Query) Result {
 	res.Hits = make([]Hit, len(cands))
 	for k, c := range cands {
 		res.Hits[k] = ix.hit(int(c.i))
+		res.Hits[k].Tier, res.Hits[k].Extra = int(c.tier), int(c.extra)
 	}
 	return res
 }
