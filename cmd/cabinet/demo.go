@@ -91,7 +91,7 @@ tools, until Ctrl-C (--once: exit after the evening).`, &sets)
 	}
 	conf, err := cab.WriteConfig(dir, append([]string{"cabinet.name=Demo Cabinet", "cabinet.mqtt.broker=" + broker.URL(),
 		fmt.Sprintf("cabinet.tracker.min_session_seconds=%d", demoMinSession(*scale)), "cabinet.log.level=debug",
-		"cabinet.romm.token_file=", "cabinet.library.allow_install=1", "cabinet.ha.power=1", "cabinet.romm.sync_saves=1",
+		"cabinet.romm.token_file=", "cabinet.library.allow_install=1", "cabinet.ha.power=1", "cabinet.ha.controls=1", "cabinet.romm.sync_saves=1",
 		"global.retroachievements=1"}, oauthLines...)...)
 	if err != nil {
 		return err

@@ -26,6 +26,9 @@ func demoHousehold(b *mqttbroker.Broker, settings haentities.Settings, scale flo
 	// The pads are read every 5 s: a step about them waits for that.
 	pads := max(d(4), 6*time.Second)
 	return []simulator.Step{
+		{Say: `Home Assistant asks to play "sonic 2 on genesis" (text.batocera_play: a search box, Assist or an NFC tag)`,
+			Do: command(haentities.Play, "sonic 2 on genesis"), Wait: d(8)},
+		{Say: "and quits it (button.batocera_quit_game)", Do: command(haentities.QuitGame, haentities.PayloadPress), Wait: d(3)},
 		{Say: "Home Assistant sets the volume to 40 % (number.batocera_volume)", Do: command(haentities.Volume, "40"), Wait: d(2)},
 		{Say: "Home Assistant mutes the cabinet (switch.batocera_mute)", Do: command(haentities.Mute, haentities.OnState), Wait: d(2)},
 		{Say: "and unmutes it", Do: command(haentities.Mute, haentities.OffState), Wait: d(2)},

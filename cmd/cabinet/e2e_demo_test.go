@@ -33,14 +33,15 @@ func TestDemo(t *testing.T) {
 		t.Fatalf("cabinet demo: exit %d\nstderr:\n%s\nstdout:\n%s", code, errOut, lastLines(out, 30))
 	}
 	ends := strings.Count(out, `"event_type":"session_end"`)
-	if ends != 5 || strings.Contains(out, `"event_type":"session_end","game":"Sonic`) {
-		t.Errorf("session_end events = %d, want The Legend of Zelda, Super Mario Bros., Alpha Quest, Cosmic Crusade and Street Fighter II only:\n%s", ends, lastLines(out, 60))
+	if ends != 6 || strings.Contains(out, `"event_type":"session_end","game":"Sonic The Hedgehog","`) {
+		t.Errorf("session_end events = %d, want The Legend of Zelda, Super Mario Bros., Alpha Quest, Cosmic Crusade, "+
+			"Sonic The Hedgehog 2 (from Home Assistant) and Street Fighter II only:\n%s", ends, lastLines(out, 60))
 	}
 	for _, want := range []string{"MCP over HTTP   http://127.0.0.1:", "(bearer token ", "last_session         Street Fighter II", "playing              OFF", "status               online",
 		"/pair/device?user_code=", "someone approves code", "paired: RomM knows the cabinet as device", "the code showed on the TV ", "RomM now playing         Alpha Quest",
 		"RomM now playing         (nothing)", "RomM play history +      Alpha Quest", "play session  Alpha Quest",
 		"Installed Cosmic Crusade (snes). Launched Cosmic Crusade (snes)", "RomM now playing         Cosmic Crusade",
-		"play session  Cosmic Crusade", "2 session(s) delivered, 3 unmatched",
+		"play session  Cosmic Crusade", "2 session(s) delivered, 4 unmatched",
 		// Each game's metadata and art (issue 18).
 		`HA now_playing/attributes {"system":"nes","rom":"/userdata/roms/nes/The Legend of Zelda (USA).nes"`,
 		`"genre":"Action-Adventure","players":"1","developer":"Nintendo R&D4","publisher":"Nintendo","year":1986,"region":"us","emulator":"libretro","core":"nestopia"}`,
@@ -54,7 +55,10 @@ func TestDemo(t *testing.T) {
 		"HA artwork                (a JPEG picture, ",
 		// The scroll settles on one game; an achievement unlocks during it (issue 29).
 		"HA selected_game          Super Mario Bros.", `HA achievement            {"event_type":"unlocked","id":101,"title":"Mushroom Kingdom"`,
-		`"achievements":[{"id":101,"title":"Mushroom Kingdom"`, "marquee page    http://127.0.0.1:"} {
+		`"achievements":[{"id":101,"title":"Mushroom Kingdom"`, "marquee page    http://127.0.0.1:",
+		// Home Assistant launches a game by name (issue 30).
+		`HA play_request           {"event_type":"launched","query":"sonic 2 on genesis","outcome":"launched","game":"Sonic The Hedgehog 2"`,
+		"HA play                   sonic 2 on genesis"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, lastLines(out, 40))
 		}

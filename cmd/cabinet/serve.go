@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/batocera-cabinet/cabinet/cmd/cabinet/logfile"
 	"github.com/batocera-cabinet/cabinet/daemon"
@@ -39,5 +40,15 @@ Stops cleanly on SIGTERM/SIGINT.`, &sets)
 // daemonLoader reads the configuration as the daemon's, at start and after
 // every edit of the file.
 func daemonLoader(e *env, sets setFlag) func() (daemon.Loaded, error) {
-	return func() (daemon.Loaded, error) { return daemonConfig(loadConfig(e, sets), buildVersion()) }
+	unlimited := slices.Contains(e.Environ, benchUnlimited+"=1")
+	return func() (daemon.Loaded, error) {
+		l, err := daemonConfig(loadConfig(e, sets), buildVersion())
+		l.Config.Tools.NoRateLimits = unlimited
+		return l, err
+	}
 }
+
+// benchUnlimited=1 in cabinet serve's environment lifts the tools' rate limits, for the benchmarks
+// that launch a game dozens of times in a row (BenchmarkPlayByName). Not a setting: nothing a
+// household configures turns the limits off.
+const benchUnlimited = "CABINET_BENCH_NO_RATE_LIMITS"

@@ -48,6 +48,8 @@ type rig struct {
 	obs    *cabinettest.Observer
 	logs   *cabinettest.LogBuffer // every daemon's stderr, in order
 	d      *daemonProc
+	// extraEnv is added to the environment of every cabinet process of this rig.
+	extraEnv []string
 }
 
 var rigSeq atomic.Int64
@@ -110,7 +112,7 @@ func newRigWith(t testing.TB, b *testBroker, so simulator.Options, extra ...stri
 }
 
 // env is the environment of every cabinet process of this rig.
-func (r *rig) env() []string { return []string{"CABINET_CONFIG=" + r.conf} }
+func (r *rig) env() []string { return append([]string{"CABINET_CONFIG=" + r.conf}, r.extraEnv...) }
 
 // topic is an entity's state topic; status the availability topic.
 func (r *rig) topic(entity string) string { return "batocera/" + r.id + "/" + entity }

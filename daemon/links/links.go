@@ -54,6 +54,9 @@ type Settings struct {
 	// down, as ES's Quit menu), refused while an install holds InstallLock.
 	// Never in read-only mode.
 	Power bool
+	// NoRateLimits lifts the tools' rate limits: benchmarks only (cabinet serve with
+	// CABINET_BENCH_NO_RATE_LIMITS=1).
+	NoRateLimits bool
 }
 
 // RomMSettings are cabinet.romm.*, and the pairing (`cabinet romm pair`).
@@ -167,5 +170,9 @@ func (l *Links) Tools(version string, dryRun bool, extra tools.Deps) (*tools.Ser
 		deps.Power = l.Power
 	}
 	deps.Games = l.Games
-	return tools.New(deps, tools.Options{ReadOnly: l.Settings.ReadOnly, DryRun: l.Settings.DryRun || dryRun})
+	opts := tools.Options{ReadOnly: l.Settings.ReadOnly, DryRun: l.Settings.DryRun || dryRun}
+	if l.Settings.NoRateLimits {
+		opts.Limits = tools.Unlimited()
+	}
+	return tools.New(deps, opts)
 }

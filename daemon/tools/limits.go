@@ -40,6 +40,12 @@ func DefaultLimits() Limits {
 	}
 }
 
+// Unlimited are limits no benchmark reaches: a million tokens, one more every microsecond.
+func Unlimited() Limits {
+	b := Bucket{1_000_000, time.Microsecond}
+	return Limits{LaunchQuit: b, Reload: b, SaveState: b, LoadState: b, Reset: b, Message: b, Control: b, Power: b}
+}
+
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits()
 	fill := func(b *Bucket, def Bucket) {
