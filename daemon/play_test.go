@@ -142,3 +142,43 @@ func TestPlayFromHA(t *testing.T) {
 	}
 	validate(t, r.capture())
 }
+
+// TestLaunchTimedFromConfirmation: a game launched through the tools is timed from the moment ES
+// confirms the launch, whatever reports it afterwards: here no hook runs at all (as for a ROM
+// whose name sh cannot parse) and the watcher's poll comes later on the clock, yet a 2.5 s game
+// under a 2 s min_session_seconds is logged, as the tools' launch, for its whole time.
+func TestLaunchTimedFromConfirmation(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.Rules.Tracker.MinSession = 2 * time.Second }, nil)
+	var mario string
+	for _, g := range r.cab.Library.Games("nes") {
+		if g.Name == "Mario_(USA)" {
+			mario = g.ID
+		}
+	}
+	res, err := r.d.mcpServer(false).Call(cabinettest.Context(t), "batocera_launch_game", map[string]any{"system": "nes", "game_id": mario})
+	if err != nil || res.IsError {
+		t.Fatalf("launch: %v %+v", err, res)
+	}
+	r.waitApplied("the launch counted from ES's confirmation", func() bool {
+		snap := r.d.eng.snapshot()
+		return snap.Playing && snap.Current.Source == "mcp"
+	})
+	r.clock.Advance(2500 * time.Millisecond)
+	r.cab.ES.EndGame(0)
+	r.ended()
+	r.clock.Advance(time.Minute) // past the reorder window: the session is final
+	cabinettest.Await(t, "the session logged", r.broker.Changed, func() (bool, string) {
+		for _, m := range r.broker.Messages() {
+			var e struct {
+				Type      string  `json:"event_type"`
+				Game      string  `json:"game"`
+				Source    string  `json:"source"`
+				DurationS float64 `json:"duration_s"`
+			}
+			if m.Topic == r.settings.StateTopic(haentities.GameSession) && json.Unmarshal(m.Payload, &e) == nil && e.Type == haentities.EventSessionEnd {
+				return e.Source == "mcp" && e.DurationS >= 2, fmt.Sprintf("%+v", e)
+			}
+		}
+		return false, "no session_end"
+	})
+}
