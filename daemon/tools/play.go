@@ -54,11 +54,10 @@ func (s *Server) Play(ctx context.Context, request, via string) PlayResult {
 		return PlayResult{Outcome: haentities.PlayRefused, Reason: fmt.Sprintf("The request is over %d bytes.", maxPlayBytes)}
 	}
 	text := strings.TrimSpace(untrusted.Clean(request, haentities.MaxPlayRunes))
-	folded := strings.ToLower(text)
-	switchTo := strings.HasPrefix(folded, switchPrefix)
+	switchTo := hasPrefixFold(text, switchPrefix)
 	if switchTo {
 		text = strings.TrimSpace(text[len(switchPrefix):])
-	} else if rest, ok := strings.CutPrefix(folded, "play "); ok && strings.TrimSpace(rest) != "" {
+	} else if hasPrefixFold(text, "play ") && strings.TrimSpace(text[len("play "):]) != "" {
 		text = strings.TrimSpace(text[len("play "):])
 	}
 	if text == "" {
@@ -232,8 +231,7 @@ func mapNames(names []string, f func(string) string) []string {
 // full name or a common alias (systemAliases), among the systems with games (indexed). It
 // returns the rest of the request and the systems named (none: any).
 func splitSystem(text string, systems []es.System, indexed []string) (string, []string) {
-	lower := strings.ToLower(text)
-	if i := strings.LastIndex(lower, " on "); i > 0 {
+	if i := lastIndexFold(text, " on "); i > 0 {
 		if only := namedSystems(text[i+4:], systems, indexed); len(only) > 0 {
 			return strings.TrimSpace(text[:i]), only
 		}
@@ -245,6 +243,35 @@ func splitSystem(text string, systems []es.System, indexed []string) (string, []
 		}
 	}
 	return text, nil
+}
+
+// hasPrefixFold and lastIndexFold compare ASCII letters without case, byte for byte, so the
+// indexes are the text's own (strings.ToLower may change a text's length: "İ").
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && asciiEqualFold(s[:len(prefix)], prefix)
+}
+
+func lastIndexFold(s, sub string) int {
+	for i := len(s) - len(sub); i >= 0; i-- {
+		if asciiEqualFold(s[i:i+len(sub)], sub) {
+			return i
+		}
+	}
+	return -1
+}
+
+// asciiEqualFold says whether a equals b, b being lower-case ASCII, A-Z matching a-z.
+func asciiEqualFold(a, b string) bool {
+	for i := 0; i < len(b); i++ {
+		c := a[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // namedSystems are the indexed systems phrase names: ES's folder or full name, or an alias, with

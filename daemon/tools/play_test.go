@@ -157,3 +157,29 @@ func TestFavorites(t *testing.T) {
 		t.Errorf("favourite %q: %+v, ES runs %+v", favs[0].Option, res, g)
 	}
 }
+
+// FuzzSplitSystem: any request splits into a query that is part of it and systems that are
+// indexed, without panicking, and a request naming no system keeps its words.
+func FuzzSplitSystem(f *testing.F) {
+	systems := []es.System{{Name: "nes", FullName: "Nintendo Entertainment System"}, {Name: "snes", FullName: "Super Nintendo"},
+		{Name: "megadrive", FullName: "Mega Drive"}, {Name: "mame", FullName: "MAME"}}
+	indexed := []string{"nes", "snes", "megadrive", "mame"}
+	for _, s := range []string{"sonic 2 on genesis", "mario kart snes", "on on on", " on ", "tetris game boy",
+		"street fighter on arcade", "\u202e on nes", "x on ", "on", "é on Mega-Drive!!"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		q, only := splitSystem(text, systems, indexed)
+		if !strings.Contains(text, q) && !strings.Contains(strings.Join(strings.Fields(text), " "), q) {
+			t.Errorf("%q: query %q is not part of it", text, q)
+		}
+		for _, s := range only {
+			if !slices.Contains(indexed, s) {
+				t.Errorf("%q: system %q is not indexed", text, s)
+			}
+		}
+		if len(only) == 0 && q != text {
+			t.Errorf("%q: no system, yet the query is %q", text, q)
+		}
+	})
+}
