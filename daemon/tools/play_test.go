@@ -183,3 +183,18 @@ func FuzzSplitSystem(f *testing.F) {
 		}
 	})
 }
+
+// TestPlayRefusedByTheRules: a request the household's rules would end at once is refused with
+// their reason, and nothing reaches ES.
+func TestPlayRefusedByTheRules(t *testing.T) {
+	f := newFakeHousehold(onAt60())
+	f.used = 60
+	r := householdRig(t, oneLaunch, f)
+	res := r.srv.Play(cabinettest.Context(t), "tetris on nes", ViaHA)
+	if res.Outcome != haentities.PlayRefused || res.Game != "Tetris" || !strings.Contains(res.Reason, "Time is up for today.") {
+		t.Errorf("with no time left: %+v", res)
+	}
+	if _, ok := r.es.Running(); ok {
+		t.Error("a game runs")
+	}
+}
