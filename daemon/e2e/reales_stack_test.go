@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -39,6 +40,16 @@ func TestRealStackCaptureValidates(t *testing.T) {
 	}
 	x.obs.AwaitMsg(from, x.topic(haentities.Controllers), "2")
 	x.obs.AwaitMsg(from, x.topic(haentities.Controller), `{"event_type":"connected","name":"Pro Controller"}`)
+	// A request to play that the real ES's lists do not hold: answered, nothing launched.
+	send(haentities.Play, "zzyzx no such game")
+	cabinettest.Await(t, "the request's answer", x.obs.Changed, func() bool {
+		for _, m := range x.obs.Since(from) {
+			if m.Topic == x.topic(haentities.PlayRequest) && strings.Contains(m.Payload, `"event_type":"not_found"`) {
+				return true
+			}
+		}
+		return false
+	})
 	x.d.term()
 	x.obs.AwaitMsg(from, x.topic(haentities.PowerState), haentities.PowerStopped)
 	cabinettest.ValidateCapture(t, "real stack", x.broker.Embedded().Capture())

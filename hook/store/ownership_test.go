@@ -54,7 +54,7 @@ func TestHookKeepsDaemonConfigs(t *testing.T) {
 	noControls := daemon
 	noControls.Controls = false
 	var want []string
-	for _, e := range haentities.Controls() {
+	for _, e := range slices.Concat(haentities.Controls(), haentities.PlayEntities()) {
 		want = append(want, e.Key)
 	}
 	slices.Sort(want)
