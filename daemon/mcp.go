@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log"
 	"net"
 	"net/http"
 	"sync"
@@ -17,6 +15,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/library/install"
 	"github.com/batocera-cabinet/cabinet/daemon/library/requests"
 	"github.com/batocera-cabinet/cabinet/daemon/links"
+	"github.com/batocera-cabinet/cabinet/daemon/mcpconn"
 	"github.com/batocera-cabinet/cabinet/daemon/tools"
 	"github.com/batocera-cabinet/cabinet/hook/store"
 )
@@ -121,15 +120,14 @@ func (d *Daemon) invalidateGames() {
 	d.favoritesChanged()
 }
 
-// serveSocketMCP runs one MCP stdio session on a socket connection.
+// serveSocketMCP runs one MCP session on a socket connection (each connection its own session:
+// Claude Desktop and Claude Code through `cabinet mcp`, and `cabinet call`, at the same time).
 func (d *Daemon) serveSocketMCP(ctx context.Context, conn net.Conn, dryRun bool) {
 	srv := d.mcpServer(dryRun)
 	if srv == nil {
 		return
 	}
-	stdio := server.NewStdioServer(srv.MCP())
-	stdio.SetErrorLogger(log.New(io.Discard, "", 0))
-	if err := stdio.Listen(ctx, conn, conn); err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, context.Canceled) {
+	if err := mcpconn.Serve(ctx, srv.MCP(), conn); err != nil && !errors.Is(err, net.ErrClosed) && !errors.Is(err, context.Canceled) {
 		d.log.Debug().Err(err).Msg("socket MCP session ended")
 	}
 }
