@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon"
+	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/simulator/fakees"
 	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
@@ -102,6 +103,12 @@ func (r *rig) eveningStates() {
 	cabinettest.Await(r.t, "the pictures retained", r.obs.Changed, func() (bool, string) {
 		ret := r.cabinetRetained()
 		return ret[r.topic("artwork")] != "" && ret[r.topic("last_screenshot")] != "", "not yet"
+	})
+	// ES's start selects a system: the selection feed publishes it once it has settled (300 ms),
+	// after everything above may already be on the broker.
+	cabinettest.Await(r.t, "the system ES selected at its start", r.obs.Changed, func() (bool, string) {
+		sys := r.cabinetRetained()[r.topic(haentities.SelectedSystem)]
+		return sys != "" && sys != haentities.NoneState, sys
 	})
 
 }
