@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -129,8 +130,10 @@ type Daemon struct {
 	household *household.Enforcer
 	// selected is the selection feed: what is under ES's cursor, debounced (selected.go).
 	selected *selectedFeed
-	// favorites are the favourites select's options and games (play.go).
+	// favorites are the favourites select's options and games; playSeq numbers the requests to
+	// play (haentities.PlayOutcome.Seq) (play.go).
 	favorites favorites
+	playSeq   atomic.Uint64
 	// events is the second screens' hub (/events, /marquee; screens.go
 	// says who publishes what); marquees their pictures; screens what
 	// the engine's applies last published (under the engine's lock).

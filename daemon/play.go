@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -29,7 +28,6 @@ const favoritesEvery = 10 * time.Minute
 
 // favorites are the select's options as last announced, and the games they launch.
 type favorites struct {
-	seq  atomic.Uint64 // numbers the requests (haentities.PlayOutcome.Seq)
 	mu   sync.Mutex
 	list []tools.Favorite
 	wake chan struct{} // a game ended or ES reloaded: read them again
@@ -84,7 +82,7 @@ func (p haPlay) Favorite(ctx context.Context, log zerolog.Logger, option string)
 	case srv == nil:
 		log.Warn().Msg("HA favourite ignored: the tools are not ready")
 	case f.ID == "":
-		p.publish(log, option, tools.PlayResult{Outcome: haentities.PlayNotFound,
+		p.publish(log, option, haentities.PlayOutcome{Outcome: haentities.PlayNotFound,
 			Reason: "That favourite is no longer in EmulationStation's lists."})
 	default:
 		p.publish(log, option, srv.PlayFavorite(ctx, f, tools.ViaHA))
@@ -92,15 +90,14 @@ func (p haPlay) Favorite(ctx context.Context, log zerolog.Logger, option string)
 }
 
 // publish reports what became of a request: the text's state and attributes, the event, a log line.
-func (p haPlay) publish(log zerolog.Logger, request string, res tools.PlayResult) {
+func (p haPlay) publish(log zerolog.Logger, request string, o haentities.PlayOutcome) {
 	d := p.d
 	now := d.clock.Now()
-	o := haentities.PlayOutcome{Query: request, Outcome: res.Outcome, Game: res.Game, System: res.System,
-		Candidates: res.Candidates, Reason: res.Reason, At: now, Seq: d.favorites.seq.Add(1)}
+	o.Query, o.At, o.Seq = request, now, d.playSeq.Add(1)
 	s := d.eng.currentRules().Settings
 	d.publish(append(haentities.PlayStates(s, o, now), haentities.PlayRequestEvent(s, o, now)...)...)
-	log.Info().Str("outcome", res.Outcome).Str("game", untrusted.Clean(res.Game, 120)).Int("candidates", len(res.Candidates)).
-		Str("reason", untrusted.Clean(res.Reason, 300)).Msg("HA request to play")
+	log.Info().Str("outcome", o.Outcome).Str("game", untrusted.Clean(o.Game, 120)).Int("candidates", len(o.Candidates)).
+		Str("reason", untrusted.Clean(o.Reason, 300)).Msg("HA request to play")
 }
 
 // runFavorites reads ES's favourites for the select: at start, after every game and reload of

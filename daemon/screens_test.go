@@ -55,12 +55,12 @@ func queued(c *events.Client) []screenEvent {
 	}
 }
 
-// TestScreenEvents: the engine's applies reach the second screens as
-// now_playing (once per change of the game running, with its picture's
-// address) and session events (session_start once the start is final,
-// session_end once the session is logged).
-func TestScreenEvents(t *testing.T) {
+// screensOn is an engine whose applies reach a second screens' hub, a client of that hub, and
+// apply, which applies an event and, when the engine arms its flush, moves the fake clock past it
+// (the start or end made final by the engine's timer).
+func screensOn(t *testing.T, achievements bool) (*engine, *clock.Fake, *Daemon, *events.Client, func(journal.Keyed)) {
 	e, clk, logs := engineOn(t)
+	e.rules.Settings.Achievements = achievements
 	d := &Daemon{clock: clk, log: zerolog.New(logs), events: events.New(events.Options{Clock: clk})}
 	e.observe = d.screenEvents
 	c, err := d.events.Subscribe("")
@@ -68,20 +68,29 @@ func TestScreenEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	step := func(kind tracker.Kind) {
+	t.Cleanup(cancel)
+	return e, clk, d, c, func(k journal.Keyed) {
 		t.Helper()
-		res, err := e.apply(e.event(kind))
+		res, err := e.apply(k)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.FlushIn > 0 { // the start or end made final, by the engine's timer
+		if res.FlushIn > 0 {
 			if err := clk.BlockUntil(ctx, 1); err != nil {
 				t.Fatal(err)
 			}
 			clk.Advance(res.FlushIn + 50*time.Millisecond)
 		}
 	}
+}
+
+// TestScreenEvents: the engine's applies reach the second screens as
+// now_playing (once per change of the game running, with its picture's
+// address) and session events (session_start once the start is final,
+// session_end once the session is logged).
+func TestScreenEvents(t *testing.T) {
+	e, clk, d, c, apply := screensOn(t, false)
+	step := func(kind tracker.Kind) { t.Helper(); apply(e.event(kind)) }
 	step(tracker.KindGameStart)
 	clk.Advance(90 * time.Second)
 	step(tracker.KindGameEnd)
@@ -123,29 +132,7 @@ func TestScreenEvents(t *testing.T) {
 // with RetroAchievements on (as event.batocera_achievement is announced).
 func TestScreenAchievements(t *testing.T) {
 	for _, on := range []bool{true, false} {
-		e, clk, logs := engineOn(t)
-		e.rules.Settings.Achievements = on
-		d := &Daemon{clock: clk, log: zerolog.New(logs), events: events.New(events.Options{Clock: clk})}
-		e.observe = d.screenEvents
-		c, err := d.events.Subscribe("")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		apply := func(k journal.Keyed) {
-			t.Helper()
-			res, err := e.apply(k)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.FlushIn > 0 {
-				if err := clk.BlockUntil(ctx, 1); err != nil {
-					t.Fatal(err)
-				}
-				clk.Advance(res.FlushIn + 50*time.Millisecond)
-			}
-		}
+		e, clk, _, c, apply := screensOn(t, on)
 		apply(e.event(tracker.KindGameStart))
 		clk.Advance(10 * time.Second)
 		unlock := e.owner.Now().Event(tracker.KindAchievement, tracker.SourceConfiggen)

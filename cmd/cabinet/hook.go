@@ -127,7 +127,7 @@ func newHookRunner(l *config.Loaded, log zerolog.Logger) (*hook.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	settings.Achievements = retroAchievementsOn(l.File)
+	settings.Achievements = l.RetroAchievements
 	r := &hook.Runner{
 		Layout:       cfg.Layout(),
 		Settings:     settings,

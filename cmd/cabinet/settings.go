@@ -27,7 +27,6 @@ import (
 	"github.com/batocera-cabinet/cabinet/haentities/mqttlink"
 	"github.com/batocera-cabinet/cabinet/hook/journal"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
-	"github.com/batocera-cabinet/cabinet/packaging/batoconf"
 )
 
 // This file maps the cabinet.* keys to each part's own settings: the
@@ -64,14 +63,6 @@ func haSettings(cfg *config.Config, version string, isDaemon bool) (haentities.S
 		MAC:             cabinetMAC(cfg, isDaemon),
 	}
 	return s, s.Validate()
-}
-
-// retroAchievementsOn reads whether the configuration file (batocera.conf,
-// or CABINET_CONFIG's) turns RetroAchievements on: the achievement entities
-// are announced only then. An unreadable file turns nothing on.
-func retroAchievementsOn(file string) bool {
-	data, err := batoconf.ReadFile(file)
-	return err == nil && batoconf.RetroAchievementsOn(data)
 }
 
 // cabinetMAC is the device block's MAC address: the daemon chooses and
@@ -160,7 +151,7 @@ func daemonConfig(l *config.Loaded, version string) (daemon.Loaded, error) {
 	if err != nil {
 		return daemon.Loaded{}, fmt.Errorf("home assistant settings: %w", err)
 	}
-	settings.Achievements = retroAchievementsOn(l.File)
+	settings.Achievements = l.RetroAchievements // the achievement entities are announced only then
 	clientID := cfg.MQTT.ClientID
 	if clientID == "" {
 		clientID = "cabinet_" + settings.ID

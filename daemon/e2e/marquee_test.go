@@ -7,7 +7,6 @@ import (
 	"image"
 	"image/color"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 	"golang.org/x/image/math/fixed"
 
 	"github.com/batocera-cabinet/cabinet/daemon/events"
-	"github.com/batocera-cabinet/cabinet/simulator/library"
 	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 	"github.com/batocera-cabinet/cabinet/simulator/testpeers/chromium"
 )
@@ -34,17 +32,8 @@ func TestMarqueePageFollowsES(t *testing.T) {
 	d := r.startOnline()
 	d.waitLog("game names refreshed", 20*time.Second)
 	pool := plainGames(r.cab.Library)
-	find := func(prefix string) library.Game {
-		for _, g := range pool {
-			if strings.HasPrefix(g.Name, prefix) {
-				return g
-			}
-		}
-		t.Fatalf("no %s among the plain games", prefix)
-		return library.Game{}
-	}
 	// Donkey Kong has no picture; Super Mario World gets a marquee (512 × 128 once encoded).
-	marqueed, bare := find("Super Mario World"), find("Donkey Kong")
+	marqueed, bare := findGame(t, pool, "Super Mario World"), findGame(t, pool, "Donkey Kong")
 	uploadMedia(t, r, marqueed, "marquee", banner("SUPER MARIO WORLD"))
 	base, tok := r.mcpURL(), r.token()
 

@@ -71,6 +71,18 @@ func plainGames(lib *library.Library) []library.Game {
 	return out
 }
 
+// findGame is the first game of pool whose name starts with prefix.
+func findGame(t testing.TB, pool []library.Game, prefix string) library.Game {
+	t.Helper()
+	for _, g := range pool {
+		if strings.HasPrefix(g.Name, prefix) {
+			return g
+		}
+	}
+	t.Fatalf("no %s among the games", prefix)
+	return library.Game{}
+}
+
 // TestSelectionFeed (issue 29): 200 cursor moves in scrolls of 25, fired by the fake ES
 // through the installed wrappers under /bin/sh (dash) a few milliseconds apart, with a
 // random-video screensaver in the middle and a game launched at the end, reach Home Assistant
@@ -102,16 +114,7 @@ func TestSelectionFeed(t *testing.T) {
 		d.waitLog("game names refreshed", 20*time.Second)
 
 		pool := plainGames(r.cab.Library)
-		find := func(prefix string) library.Game {
-			for _, g := range pool {
-				if strings.HasPrefix(g.Name, prefix) {
-					return g
-				}
-			}
-			t.Fatalf("no %s among the plain games", prefix)
-			return library.Game{}
-		}
-		zelda, smw, dkong := find("The Legend of Zelda"), find("Super Mario World"), find("Donkey Kong")
+		zelda, smw, dkong := findGame(t, pool, "The Legend of Zelda"), findGame(t, pool, "Super Mario World"), findGame(t, pool, "Donkey Kong")
 		wheel := uploadWheel(t, r, smw)
 		r.cab.ES.Start() // ES's start: the cabinet event, and the system it shows
 		r.waitScripts()

@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -24,15 +23,6 @@ const (
 	ViaHA  = "ha"
 )
 
-// PlayResult is what became of a request to play by name.
-type PlayResult struct {
-	Outcome    string // haentities.PlayLaunched … PlayRefused
-	Game       string // the game launched, or the one refused
-	System     string // its system's full name (else its folder)
-	Candidates []haentities.PlayCandidate
-	Reason     string // why nothing launched; the launch's warnings when it did
-}
-
 // Bounds of a request.
 const (
 	maxPlayBytes   = 4 << 10 // the text entity's 255 characters, with room for multibyte ones
@@ -48,10 +38,10 @@ const switchPrefix = "switch to "
 
 // Play resolves a request ("sonic 2 on megadrive", "mario kart snes", "switch to tetris") and
 // launches a clear best match; via says who asked (ViaHA). It never returns an error: what went
-// wrong is the result's Reason.
-func (s *Server) Play(ctx context.Context, request, via string) PlayResult {
+// wrong is the outcome's Reason. The caller sets the outcome's Query, At and Seq.
+func (s *Server) Play(ctx context.Context, request, via string) haentities.PlayOutcome {
 	if len(request) > maxPlayBytes {
-		return PlayResult{Outcome: haentities.PlayRefused, Reason: fmt.Sprintf("The request is over %d bytes.", maxPlayBytes)}
+		return haentities.PlayOutcome{Outcome: haentities.PlayRefused, Reason: fmt.Sprintf("The request is over %d bytes.", maxPlayBytes)}
 	}
 	text := strings.TrimSpace(untrusted.Clean(request, haentities.MaxPlayRunes))
 	switchTo := hasPrefixFold(text, switchPrefix)
@@ -61,15 +51,15 @@ func (s *Server) Play(ctx context.Context, request, via string) PlayResult {
 		text = strings.TrimSpace(text[len("play "):])
 	}
 	if text == "" {
-		return PlayResult{Outcome: haentities.PlayNotFound, Reason: "Say which game to play."}
+		return haentities.PlayOutcome{Outcome: haentities.PlayNotFound, Reason: "Say which game to play."}
 	}
 	ix, _, err := s.launcher.cat.index(ctx)
 	if err != nil {
-		return PlayResult{Outcome: haentities.PlayRefused, Reason: reason(esFailure("read the game lists", err))}
+		return haentities.PlayOutcome{Outcome: haentities.PlayRefused, Reason: reason(esFailure("read the game lists", err))}
 	}
 	systems, err := s.launcher.es.Systems(ctx)
 	if err != nil {
-		return PlayResult{Outcome: haentities.PlayRefused, Reason: reason(esFailure("read the systems", err))}
+		return haentities.PlayOutcome{Outcome: haentities.PlayRefused, Reason: reason(esFailure("read the systems", err))}
 	}
 	query, only := splitSystem(text, systems, ix.Systems())
 	hits := playHits(ix, query, only)
@@ -78,11 +68,15 @@ func (s *Server) Play(ctx context.Context, request, via string) PlayResult {
 	case len(hits) == 0:
 		r := fmt.Sprintf("No game matches %q", query)
 		if len(only) > 0 {
-			r += " on " + strings.Join(mapNames(only, full), " or ")
+			names := make([]string, len(only))
+			for i, n := range only {
+				names[i] = full(n)
+			}
+			r += " on " + strings.Join(names, " or ")
 		}
-		return PlayResult{Outcome: haentities.PlayNotFound, Reason: r + "."}
+		return haentities.PlayOutcome{Outcome: haentities.PlayNotFound, Reason: r + "."}
 	case len(hits) > 1 && hits[0].Tier == hits[1].Tier:
-		res := PlayResult{Outcome: haentities.PlayAmbiguous}
+		res := haentities.PlayOutcome{Outcome: haentities.PlayAmbiguous}
 		for _, h := range hits {
 			if h.Tier != hits[0].Tier || len(res.Candidates) == playCandidates {
 				break
@@ -130,7 +124,7 @@ func (s *Server) Favorites(ctx context.Context) ([]Favorite, error) {
 
 // PlayFavorite launches a favourite chosen from the select (not while a game runs: a favourite is
 // no "switch to").
-func (s *Server) PlayFavorite(ctx context.Context, f Favorite, via string) PlayResult {
+func (s *Server) PlayFavorite(ctx context.Context, f Favorite, via string) haentities.PlayOutcome {
 	g, err := s.launcher.es.LookupGame(ctx, f.System, f.ID)
 	name := f.Option
 	if err == nil {
@@ -153,9 +147,9 @@ type launcher struct {
 
 // playGame launches one resolved game for a request: refused while a game runs unless
 // switchTo (the running game is quit first, through batocera_quit_game's path).
-func (l launcher) playGame(ctx context.Context, system, id, name, systemFull string, switchTo bool, via string) PlayResult {
-	res := PlayResult{Game: name, System: systemFull}
-	refused := func(err error) PlayResult {
+func (l launcher) playGame(ctx context.Context, system, id, name, systemFull string, switchTo bool, via string) haentities.PlayOutcome {
+	res := haentities.PlayOutcome{Game: name, System: systemFull}
+	refused := func(err error) haentities.PlayOutcome {
 		res.Outcome, res.Reason = haentities.PlayRefused, reason(err)
 		return res
 	}
@@ -189,13 +183,7 @@ func (l launcher) playGame(ctx context.Context, system, id, name, systemFull str
 }
 
 // reason is an error as a request's reason: the refusal's own text, cleaned.
-func reason(err error) string {
-	var r *refusal
-	if errors.As(err, &r) {
-		return untrusted.Clean(r.Error(), maxReason)
-	}
-	return untrusted.Clean(err.Error(), maxReason)
-}
+func reason(err error) string { return untrusted.Clean(errText(err), maxReason) }
 
 // playHits are the hits of query, best first, on the systems only (all when empty).
 func playHits(ix *search.Index, query string, only []string) []search.Hit {
@@ -216,14 +204,6 @@ func fullNames(systems []es.System) func(string) string {
 		}
 		return systemName(name)
 	}
-}
-
-func mapNames(names []string, f func(string) string) []string {
-	out := make([]string, len(names))
-	for i, n := range names {
-		out[i] = f(n)
-	}
-	return out
 }
 
 // splitSystem finds the system a request names: after its last " on " ("sonic 2 on megadrive"),

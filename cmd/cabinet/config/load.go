@@ -9,6 +9,7 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/daemon/bounded"
 	"github.com/batocera-cabinet/cabinet/daemon/household"
+	"github.com/batocera-cabinet/cabinet/packaging/batoconf"
 )
 
 // DefaultFile is Batocera's settings file, read unless CABINET_CONFIG names
@@ -45,11 +46,14 @@ type Inputs struct {
 // Loaded is the outcome of Load: the effective configuration, where each
 // value came from, the warnings, and the validation error (nil when valid).
 type Loaded struct {
-	Config   Config
-	File     string
-	Sources  map[string]Source
-	Warnings []string
-	Err      error
+	Config Config
+	File   string
+	// RetroAchievements says whether the file turns Batocera's RetroAchievements on (any
+	// <scope>.retroachievements=1): read with the file, so no caller reads it again.
+	RetroAchievements bool
+	Sources           map[string]Source
+	Warnings          []string
+	Err               error
 }
 
 type rawValue struct {
@@ -105,6 +109,7 @@ func Load(in Inputs) *Loaded {
 	data, err := read(out.File)
 	switch {
 	case err == nil:
+		out.RetroAchievements = batoconf.RetroAchievementsOn(data)
 		entries, warns := ParseFile(data, out.File)
 		out.Warnings = append(out.Warnings, warns...)
 		for _, e := range entries {
