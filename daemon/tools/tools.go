@@ -161,6 +161,7 @@ func New(deps Deps, opts Options) (*Server, error) {
 		s.mcp.AddTool(t.Tool, t.Handler)
 		s.tools = append(s.tools, t.Tool)
 	}
+	addResources(s.mcp, set)
 	return s, nil
 }
 
