@@ -162,6 +162,7 @@ func New(deps Deps, opts Options) (*Server, error) {
 		s.tools = append(s.tools, t.Tool)
 	}
 	addResources(s.mcp, set)
+	addPrompts(s.mcp, s.ToolNames())
 	return s, nil
 }
 
