@@ -151,6 +151,9 @@ func New(deps Deps, opts Options) (*Server, error) {
 		server.WithInstructions(instructions(opts)),
 		server.WithToolFilter(set.filter(opts.ReadOnly)),
 		server.WithToolHandlerMiddleware(scopeCheck), // token scopes over HTTP (scopes.go)
+		server.WithCompletions(),
+		server.WithPromptCompletionProvider(completer{cat: w.catalog, es: deps.ES}),
+		server.WithResourceCompletionProvider(completer{cat: w.catalog, es: deps.ES}),
 	}
 	version := deps.Version
 	if version == "" {

@@ -1,0 +1,142 @@
+package tools
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/batocera-cabinet/cabinet/daemon/tools/search"
+)
+
+// Completions (issue 31) of the prompts' and the games template's arguments: systems by folder or
+// full name, games by batocera_find_games' matching (the top 10), moods. They read the search
+// index only (built once, shared), so they answer in well under a millisecond once it is built.
+
+// Bounds of a completion.
+const (
+	maxCompleteValue = 100 // characters of the value typed that are looked at
+	completeGames    = 10
+	completeMost     = 100 // the protocol's bound on values
+)
+
+// completer is mcp-go's PromptCompletionProvider and ResourceCompletionProvider.
+type completer struct {
+	cat *catalog
+	es  ES
+}
+
+func (c completer) CompletePromptArgument(ctx context.Context, _ string, arg mcp.CompleteArgument, cc mcp.CompleteContext) (*mcp.Completion, error) {
+	switch arg.Name {
+	case "mood":
+		return prefixed(moods(), arg.Value), nil
+	case "system":
+		return c.systems(ctx, arg.Value)
+	case "query":
+		return c.games(ctx, arg.Value, cc.Arguments["system"], false)
+	}
+	return &mcp.Completion{Values: []string{}}, nil
+}
+
+func (c completer) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, cc mcp.CompleteContext) (*mcp.Completion, error) {
+	if uri != gamesTemplate {
+		return &mcp.Completion{Values: []string{}}, nil
+	}
+	switch arg.Name {
+	case "system":
+		return c.systems(ctx, arg.Value)
+	case "game_id":
+		return c.games(ctx, arg.Value, cc.Arguments["system"], true)
+	}
+	return &mcp.Completion{Values: []string{}}, nil
+}
+
+// allowed says whether the caller may read the library: on the cabinet always, over HTTP with the
+// read scope (completions reveal game names, as batocera_find_games does).
+func allowed(ctx context.Context) bool {
+	have, local := scopesFrom(ctx)
+	return local || slices.Contains(have, "read")
+}
+
+// systems are the folders of the systems with games whose folder or full name starts with value
+// (case, accents and spaces ignored).
+func (c completer) systems(ctx context.Context, value string) (*mcp.Completion, error) {
+	if !allowed(ctx) {
+		return &mcp.Completion{Values: []string{}}, nil
+	}
+	ix, _, err := c.cat.index(ctx)
+	if err != nil {
+		return nil, esFailure("read the game lists", err)
+	}
+	systems, _ := c.es.Systems(ctx)
+	key := compactKey(cut(value))
+	var out []string
+	for _, name := range ix.Systems() {
+		full := ""
+		for _, s := range systems {
+			if s.Name == name {
+				full = s.FullName
+			}
+		}
+		if strings.HasPrefix(compactKey(name), key) || full != "" && strings.HasPrefix(compactKey(full), key) {
+			out = append(out, name)
+		}
+	}
+	return bounded(out), nil
+}
+
+// games are the names (or, for ids, ES's ids) of the best matches of value, on system if given.
+func (c completer) games(ctx context.Context, value, system string, ids bool) (*mcp.Completion, error) {
+	if !allowed(ctx) {
+		return &mcp.Completion{Values: []string{}}, nil
+	}
+	ix, _, err := c.cat.index(ctx)
+	if err != nil {
+		return nil, esFailure("read the game lists", err)
+	}
+	if system != "" && !slices.Contains(ix.Systems(), system) {
+		system = ""
+	}
+	r := ix.Find(search.Query{Text: cut(value), System: system, Limit: completeGames})
+	out := make([]string, 0, len(r.Hits))
+	for _, h := range r.Hits {
+		v := h.Name
+		if ids {
+			v = h.ID
+		}
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return &mcp.Completion{Values: out, Total: r.Total, HasMore: r.Total > len(out)}, nil
+}
+
+func cut(s string) string {
+	if r := []rune(s); len(r) > maxCompleteValue {
+		return string(r[:maxCompleteValue])
+	}
+	return s
+}
+
+// prefixed are the values that start with value (case ignored).
+func prefixed(values []string, value string) *mcp.Completion {
+	var out []string
+	for _, v := range values {
+		if strings.HasPrefix(v, strings.ToLower(strings.TrimSpace(cut(value)))) {
+			out = append(out, v)
+		}
+	}
+	return bounded(out)
+}
+
+func bounded(values []string) *mcp.Completion {
+	c := &mcp.Completion{Values: values, Total: len(values)}
+	if c.Values == nil {
+		c.Values = []string{}
+	}
+	if len(values) > completeMost {
+		c.Values, c.HasMore = values[:completeMost], true
+	}
+	return c
+}
