@@ -42,6 +42,7 @@ func definition(name, title, description string, e effect, idempotent, openWorld
 		mcp.WithDestructiveHintAnnotation(e == destroys),
 		mcp.WithIdempotentHintAnnotation(e == reads || idempotent),
 		mcp.WithOpenWorldHintAnnotation(openWorld),
+		mcp.WithToolIcons(toolIcon(name)),
 		withInput(), // tools without arguments still get a closed schema
 	}
 	return mcp.NewTool(name, append(base, opts...)...)

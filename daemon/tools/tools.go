@@ -149,6 +149,7 @@ func New(deps Deps, opts Options) (*Server, error) {
 		server.WithInputSchemaValidation(),
 		server.WithOutputSchemaValidation(),
 		server.WithInstructions(instructions(opts)),
+		server.WithIcons(serverIcon()),
 		server.WithToolFilter(set.filter(opts.ReadOnly)),
 		server.WithToolHandlerMiddleware(scopeCheck), // token scopes over HTTP (scopes.go)
 		server.WithCompletions(),
