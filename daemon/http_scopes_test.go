@@ -133,3 +133,47 @@ func TestHTTPPowerScope(t *testing.T) {
 		t.Errorf("an unconfirmed batocera_power sent %s", got)
 	}
 }
+
+// TestHTTPResourceScopes: over HTTP a resource, a completion and a prompt's listing follow the
+// token's scopes: a token without read may not read cabinet://status nor complete a game's name;
+// a read token may.
+func TestHTTPResourceScopes(t *testing.T) {
+	r := newRig(t, nil, nil)
+	url := "http://" + r.d.HTTPAddr() + "/mcp"
+	st := httpauth.NewStore(r.cfg.Layout.Token())
+	player, _, err := st.Create("player", []string{httpauth.ScopePlay})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader, _, err := st.Create("reader", []string{httpauth.ScopeRead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := cabinettest.Context(t)
+	read := func(tok string) error {
+		_, err := httpSession(t, url, tok).ReadResource(ctx, mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "cabinet://status"}})
+		return err
+	}
+	if err := read(player); err == nil || !strings.Contains(err.Error(), "lacks the scope read") {
+		t.Errorf("a play-only token read cabinet://status: %v", err)
+	}
+	if err := read(reader); err != nil {
+		t.Errorf("a read token: %v", err)
+	}
+	complete := func(tok string) []string {
+		req := mcp.CompleteRequest{}
+		req.Params.Ref = mcp.PromptReference{Type: "ref/prompt", Name: "find-and-launch"}
+		req.Params.Argument.Name, req.Params.Argument.Value = "query", "tetr"
+		res, err := httpSession(t, url, tok).Complete(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Completion.Values
+	}
+	if got := complete(player); len(got) != 0 {
+		t.Errorf("a play-only token completed %q", got)
+	}
+	if got := complete(reader); len(got) == 0 {
+		t.Error("a read token completed nothing")
+	}
+}
