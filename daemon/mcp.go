@@ -40,7 +40,8 @@ func (d *Daemon) buildLinks(cfg *Config) error {
 	}
 	extra := tools.Deps{History: history{d.eng.store()}, Requests: wakingRequests{requests.Kept{DB: d.eng.store()}, d.requestsWake},
 		Clock: d.clock, Daemon: d, Household: householdControls{d}, SaveSync: d.saves,
-		SaveSyncWrites: cfg.SaveSync.Asked, Launched: d.launched}
+		SaveSyncWrites: cfg.SaveSync.Asked, Launched: d.launched,
+		Playing: playingNow{d}}
 	normal, err := l.Tools(d.opts.Version, false, extra)
 	if err != nil {
 		return err
@@ -118,6 +119,19 @@ func (d *Daemon) invalidateGames() {
 		l.Games.Invalidate()
 	}
 	d.favoritesChanged()
+	d.resourcesChanged(tools.ResourceSystems)
+}
+
+// resourcesChanged tells the MCP clients subscribed to uris (on both servers) that they changed.
+func (d *Daemon) resourcesChanged(uris ...string) {
+	d.mcp.mu.Lock()
+	normal, dry := d.mcp.normal, d.mcp.dry
+	d.mcp.mu.Unlock()
+	for _, s := range []*tools.Server{normal, dry} {
+		if s != nil {
+			s.ResourcesChanged(uris...)
+		}
+	}
 }
 
 // serveSocketMCP runs one MCP session on a socket connection (each connection its own session:

@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon/artwork"
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/daemon/events"
+	"github.com/batocera-cabinet/cabinet/daemon/tools"
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
 	"github.com/batocera-cabinet/cabinet/hook/journal"
@@ -68,6 +70,36 @@ func (d *Daemon) screenSelection(system, gameID string, sel events.Selection, jp
 type screens struct {
 	playing   events.NowPlaying // the last now_playing published, At cleared
 	published bool
+	// now is playing and its picture's key, for cabinet://now-playing (read outside the
+	// engine's lock).
+	now atomic.Pointer[playingGame]
+}
+
+type playingGame struct {
+	np  events.NowPlaying
+	key string // marqueeKey
+}
+
+// playingNow is cabinet://now-playing's source (tools.Playing): what the screens were last told.
+type playingNow struct{ d *Daemon }
+
+func (p playingNow) NowPlaying() events.NowPlaying {
+	if g := p.d.screens.now.Load(); g != nil {
+		return g.np
+	}
+	return events.NowPlaying{}
+}
+
+func (p playingNow) Artwork(ctx context.Context) ([]byte, string, error) {
+	g := p.d.screens.now.Load()
+	if g == nil || !g.np.Playing || g.key == "" {
+		return nil, "", nil
+	}
+	data, typ, err := p.d.marquees.Marquee(ctx, g.key)
+	if errors.Is(err, events.ErrNoPicture) {
+		return nil, "", nil
+	}
+	return data, typ, err
 }
 
 // screenEvents publishes an apply's changes to the second screens:
@@ -78,8 +110,15 @@ type screens struct {
 func (d *Daemon) screenEvents(res journal.Result, rules journal.Rules) {
 	now := d.clock.Now().Format(time.RFC3339)
 	np := nowPlaying(res.Snapshot)
+	var changed []string
 	if !d.screens.published || np != d.screens.playing {
 		d.screens.playing, d.screens.published = np, true
+		var key string
+		if res.Snapshot.Playing {
+			key = marqueeKey(res.Snapshot.Current.System, es.GameID(res.Snapshot.Current.Rom))
+		}
+		d.screens.now.Store(&playingGame{np: np, key: key})
+		changed = append(changed, tools.ResourceNowPlaying, tools.ResourceArtwork, tools.ResourceStatus)
 		np.At = now
 		d.publishScreen(events.KindNowPlaying, np)
 	}
@@ -96,6 +135,12 @@ func (d *Daemon) screenEvents(res journal.Result, rules journal.Rules) {
 	}
 	for _, s := range res.Logged {
 		d.publishScreen(events.KindSession, sessionEvent(haentities.EventSessionEnd, s, now))
+	}
+	if len(res.Logged) > 0 {
+		changed = append(changed, tools.ResourcePlayedToday, tools.ResourcePlayedWeek)
+	}
+	if len(changed) > 0 && d.screens.published {
+		d.resourcesChanged(changed...)
 	}
 }
 

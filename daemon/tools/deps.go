@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon/es"
+	"github.com/batocera-cabinet/cabinet/daemon/events"
 	"github.com/batocera-cabinet/cabinet/daemon/household"
 	"github.com/batocera-cabinet/cabinet/daemon/library/savesync"
 	"github.com/batocera-cabinet/cabinet/daemon/power"
@@ -165,6 +166,15 @@ type Paths struct {
 	BatoceraVersion string
 	StateDir        string // its filesystem's free space is reported
 	ScreenshotDir   string // cabinet.retroarch.screenshot_dir
+}
+
+// Playing is what the daemon's engine says runs (cabinet://now-playing): the game as the second
+// screens get it (names cleaned), and its picture.
+type Playing interface {
+	NowPlaying() events.NowPlaying
+	// Artwork is the running game's picture as the marquee page shows it (a JPEG), nil when it
+	// has none or nothing runs.
+	Artwork(ctx context.Context) (data []byte, contentType string, err error)
 }
 
 // DefaultPaths are the paths on a Batocera cabinet (state and screenshot

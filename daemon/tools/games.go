@@ -80,10 +80,14 @@ func getGameTool(e ES, loc *time.Location) (mcp.Tool, server.ToolHandlerFunc) {
 	return t, typed(func(ctx context.Context, a getGameArgs) (getGameResult, error) { return getGame(ctx, e, loc, a) })
 }
 
+// noGamePrefix begins batocera_get_game's refusal of a game ES does not list (the games
+// resource template answers it as not found).
+const noGamePrefix = "No game with id "
+
 func getGame(ctx context.Context, e ES, loc *time.Location, a getGameArgs) (getGameResult, error) {
 	g, err := e.Game(ctx, a.System, a.GameID)
 	if errors.Is(err, es.ErrNotFound) || errors.Is(err, es.ErrInvalidArgument) {
-		return getGameResult{}, refuse("No game with id %q in system %q. Find games and their ids with batocera_find_games.",
+		return getGameResult{}, refuse(noGamePrefix+"%q in system %q. Find games and their ids with batocera_find_games.",
 			a.GameID, a.System)
 	}
 	if err != nil {

@@ -117,9 +117,8 @@ func newRig(t *testing.T, cfg rigConfig) *rig {
 	return r
 }
 
-func (r *rig) connect(protocol string) *client.Client {
+func (r *rig) connect(protocol string, opts ...client.ClientOption) *client.Client {
 	r.t.Helper()
-	var opts []client.ClientOption
 	if protocol != "" {
 		opts = append(opts, client.WithProtocolVersion(protocol))
 	}

@@ -82,6 +82,9 @@ type Deps struct {
 	// and the game as ES reports it running): the daemon's tracker times the game from then,
 	// whether or not ES's hook runs.
 	Launched func(via string, g es.Game)
+	// Playing, when set (the daemon), registers cabinet://now-playing and its artwork, from
+	// the daemon's engine.
+	Playing Playing
 }
 
 // Games is the search index over ES's game lists (batocera_find_games,
@@ -133,6 +136,7 @@ type Server struct {
 	catalog  *catalog
 	quitter  quitter  // QuitForRules
 	launcher launcher // Play, PlayFavorite
+	subs     *subscriptions
 }
 
 // New builds the server. Nothing is dialled until a tool is called.
@@ -142,7 +146,11 @@ func New(deps Deps, opts Options) (*Server, error) {
 	}
 	w := newWiring(deps, opts)
 	set := buildToolset(w)
+	subs := newSubscriptions()
 	srvOpts := []server.ServerOption{
+		server.WithResourceCapabilities(true, false), // subscribe; the list is fixed per server
+		server.WithPromptCapabilities(false),
+		server.WithHooks(subs.hooks()),
 		server.WithToolCapabilities(false),
 		server.WithLogging(), // notifications/message (logging.go)
 		server.WithRecovery(),
@@ -156,16 +164,21 @@ func New(deps Deps, opts Options) (*Server, error) {
 		server.WithPromptCompletionProvider(completer{cat: w.catalog, es: deps.ES}),
 		server.WithResourceCompletionProvider(completer{cat: w.catalog, es: deps.ES}),
 	}
+	if !opts.DryRun {
+		// After the scope check: a token that may not call the tool is refused before anyone is asked.
+		srvOpts = append(srvOpts, server.WithToolHandlerMiddleware(newConfirmer(confirmAsks(w), w.deps.Clock.Now).middleware))
+	}
 	version := deps.Version
 	if version == "" {
 		version = "dev"
 	}
-	s := &Server{mcp: server.NewMCPServer("cabinet", version, srvOpts...), catalog: w.catalog, quitter: w.quitter(), launcher: w.launcher()}
+	s := &Server{mcp: server.NewMCPServer("cabinet", version, srvOpts...), catalog: w.catalog, quitter: w.quitter(), launcher: w.launcher(),
+		subs: subs}
 	for _, t := range set.registered(opts.ReadOnly) {
 		s.mcp.AddTool(t.Tool, t.Handler)
 		s.tools = append(s.tools, t.Tool)
 	}
-	addResources(s.mcp, set)
+	addResources(s.mcp, set, deps.Playing)
 	addPrompts(s.mcp, s.ToolNames())
 	return s, nil
 }
@@ -196,6 +209,20 @@ func (s *Server) ToolNames() []string {
 	}
 	return names
 }
+
+// ResourcesChanged tells the clients subscribed to uris (resources/subscribe in 2025-11-25,
+// subscriptions/listen in 2026-07-28) that they changed, in that order. It never blocks.
+func (s *Server) ResourcesChanged(uris ...string) { s.subs.changed(uris...) }
+
+// The resources the daemon says changed.
+const (
+	ResourceNowPlaying  = uriNowPlaying
+	ResourceArtwork     = uriArtwork
+	ResourceStatus      = "cabinet://status"
+	ResourcePlayedToday = "cabinet://play-history/today"
+	ResourcePlayedWeek  = "cabinet://play-history/week"
+	ResourceSystems     = "cabinet://systems"
+)
 
 // Invalidate drops the search index so the next search rebuilds it from
 // ES. The daemon calls it when ES's data changes: at the end of a game (play
