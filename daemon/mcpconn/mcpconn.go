@@ -37,7 +37,11 @@ var ErrTooLong = errors.New("mcp message over 4 MiB")
 func Serve(ctx context.Context, s *server.MCPServer, conn io.ReadWriter) error {
 	var raw [8]byte
 	rand.Read(raw[:])
-	sess := server.NewInProcessSession("socket-"+hex.EncodeToString(raw[:]), nil)
+	w := &writer{w: conn}
+	ask := &asker{w: w, pending: map[string]chan response{}}
+	// The session asks the client (2025-11-25's elicitation/create, which mcp-go sends for a tool
+	// that asks the person) on this connection; the client's answer comes back on it.
+	sess := server.NewInProcessSessionWithHandlers("socket-"+hex.EncodeToString(raw[:]), nil, ask, nil)
 	if err := s.RegisterSession(ctx, sess); err != nil {
 		return fmt.Errorf("register the connection's session: %w", err)
 	}
@@ -49,7 +53,6 @@ func Serve(ctx context.Context, s *server.MCPServer, conn io.ReadWriter) error {
 		stop := context.AfterFunc(ctx, func() { c.Close() }) // unblocks the read when ctx ends
 		defer stop()
 	}
-	w := &writer{w: conn}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	wg.Go(func() {
@@ -66,6 +69,9 @@ func Serve(ctx context.Context, s *server.MCPServer, conn io.ReadWriter) error {
 	r := bufio.NewReaderSize(conn, 64<<10)
 	for {
 		line, err := readLine(r)
+		if len(line) > 0 && ask.answer(line) {
+			line = nil // a response to our question, not a request
+		}
 		if len(line) > 0 {
 			select {
 			case slots <- struct{}{}:
@@ -146,4 +152,68 @@ func (w *writer) write(msg any) {
 	if _, err := w.w.Write(append(b, '\n')); err != nil {
 		w.failed = true
 	}
+}
+
+// asker asks the client on the connection and waits for its answer.
+type asker struct {
+	w       *writer
+	mu      sync.Mutex
+	n       int
+	pending map[string]chan response // by the request's id, as JSON
+}
+
+// response is a JSON-RPC response the client sent.
+type response struct {
+	ID     json.RawMessage          `json:"id"`
+	Method string                   `json:"method"`
+	Result json.RawMessage          `json:"result"`
+	Error  *mcp.JSONRPCErrorDetails `json:"error"`
+}
+
+// Elicit sends elicitation/create and waits for the answer, or for ctx (the tool call's: the
+// client cancelling the call, or the connection going, ends the wait).
+func (a *asker) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	a.mu.Lock()
+	a.n++
+	id := fmt.Sprintf(`"cabinet-%d"`, a.n)
+	ch := make(chan response, 1)
+	a.pending[id] = ch
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		delete(a.pending, id)
+		a.mu.Unlock()
+	}()
+	a.w.write(map[string]any{"jsonrpc": mcp.JSONRPC_VERSION, "id": json.RawMessage(id), "method": string(mcp.MethodElicitationCreate),
+		"params": req.Params})
+	select {
+	case r := <-ch:
+		if r.Error != nil {
+			return nil, fmt.Errorf("the client refused the question: %d %s", r.Error.Code, r.Error.Message)
+		}
+		var res mcp.ElicitationResult
+		if err := json.Unmarshal(r.Result, &res); err != nil {
+			return nil, fmt.Errorf("the client's answer: %w", err)
+		}
+		return &res, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// answer hands a response to the question it answers and reports whether line was one (a
+// response to nothing asked is dropped).
+func (a *asker) answer(line json.RawMessage) bool {
+	var r response
+	if json.Unmarshal(line, &r) != nil || r.Method != "" || len(r.ID) == 0 || (r.Result == nil && r.Error == nil) {
+		return false
+	}
+	a.mu.Lock()
+	ch := a.pending[string(r.ID)]
+	delete(a.pending, string(r.ID))
+	a.mu.Unlock()
+	if ch != nil {
+		ch <- r
+	}
+	return true
 }

@@ -43,6 +43,13 @@ func newKit(t *testing.T) *kit {
 		s.SendLogMessageToClient(ctx, mcp.NewLoggingMessageNotification(mcp.LoggingLevelWarning, "test", "to "+who))
 		return mcp.NewToolResultText("hello " + who), nil
 	})
+	s.AddTool(mcp.NewTool("ask"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if ans := server.ElicitationResponse(req.Params.InputResponses, "q"); ans != nil {
+			return mcp.NewToolResultText(string(ans.Action)), nil
+		}
+		return server.NewInputRequestBuilder("").Elicit("q", mcp.ElicitationParams{Message: "sure?",
+			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"ok": map[string]any{"type": "boolean"}}}}).ToolResult(), nil
+	})
 	ln, err := net.Listen("unix", k.path)
 	if err != nil {
 		t.Fatal(err)
@@ -66,14 +73,14 @@ func newKit(t *testing.T) *kit {
 }
 
 // session connects and initializes a client; logs gets the log messages it is sent.
-func (k *kit) session(logs chan<- string) *client.Client {
+func (k *kit) session(logs chan<- string, opts ...client.ClientOption) *client.Client {
 	k.t.Helper()
 	conn, err := net.Dial("unix", k.path)
 	if err != nil {
 		k.t.Fatal(err)
 	}
 	k.t.Cleanup(func() { conn.Close() })
-	c := client.NewClient(transport.NewIO(conn, conn, io.NopCloser(strings.NewReader(""))))
+	c := client.NewClient(transport.NewIO(conn, conn, io.NopCloser(strings.NewReader(""))), opts...)
 	ctx := cabinettest.Context(k.t)
 	if err := c.Start(ctx); err != nil {
 		k.t.Fatal(err)
@@ -178,5 +185,31 @@ func TestBounds(t *testing.T) {
 	// The server still serves others.
 	if got := call(t, k.session(nil), "hello", map[string]any{"who": "z"}); got != "hello z" {
 		t.Errorf("another connection: %q", got)
+	}
+}
+
+type answer mcp.ElicitationResponseAction
+
+func (a answer) Elicit(context.Context, mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseAction(a)}}, nil
+}
+
+// TestAskOnTheConnection: a tool that asks the person reaches a 2025-11-25 client on its own
+// connection (elicitation/create, answered on it) and a 2026-07-28 one as input_required; each
+// gets its own answer back.
+func TestAskOnTheConnection(t *testing.T) {
+	k := newKit(t)
+	for _, tc := range []struct {
+		era    string
+		answer answer
+	}{
+		{mcp.LATEST_LEGACY_PROTOCOL_VERSION, answer(mcp.ElicitationResponseActionAccept)},
+		{mcp.LATEST_LEGACY_PROTOCOL_VERSION, answer(mcp.ElicitationResponseActionDecline)},
+		{mcp.LATEST_PROTOCOL_VERSION, answer(mcp.ElicitationResponseActionCancel)},
+	} {
+		c := k.session(nil, client.WithProtocolVersion(tc.era), client.WithElicitationHandler(tc.answer))
+		if got := call(t, c, "ask", nil); got != string(tc.answer) {
+			t.Errorf("%s: %q, want %q", tc.era, got, tc.answer)
+		}
 	}
 }
