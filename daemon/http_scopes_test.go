@@ -15,9 +15,9 @@ import (
 )
 
 // mcpSession starts and initializes an MCP client on tr.
-func mcpSession(t *testing.T, tr transport.Interface) *client.Client {
+func mcpSession(t *testing.T, tr transport.Interface, opts ...client.ClientOption) *client.Client {
 	t.Helper()
-	c := client.NewClient(tr)
+	c := client.NewClient(tr, opts...)
 	ctx := cabinettest.Context(t)
 	if err := c.Start(ctx); err != nil {
 		t.Fatal(err)

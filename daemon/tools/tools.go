@@ -214,6 +214,9 @@ func (s *Server) ToolNames() []string {
 // subscriptions/listen in 2026-07-28) that they changed, in that order. It never blocks.
 func (s *Server) ResourcesChanged(uris ...string) { s.subs.changed(uris...) }
 
+// Subscribers is how many sessions and listen streams are subscribed to a resource.
+func (s *Server) Subscribers() int { return s.subs.count() }
+
 // The resources the daemon says changed.
 const (
 	ResourceNowPlaying  = uriNowPlaying
