@@ -85,6 +85,7 @@ func (d *Daemon) mcpHTTP(hosts []string) http.Handler {
 				server.WithHeartbeatInterval(30*time.Second),
 				server.WithSessionIdleTTL(30*time.Minute),
 				server.WithHTTPContextFunc(httpScopes), // the token's scopes, for every tool call (http.go)
+				server.WithStreamableHTTPLogger(mcpLog(d.log)),
 				server.WithAllowedHosts(hosts...))
 		}
 		serve := h

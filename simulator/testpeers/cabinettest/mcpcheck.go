@@ -64,6 +64,96 @@ type MCPReport struct {
 	// OAuth is the sign-in's account (with MCPOAuth's options); nil without
 	// --oauth.
 	OAuth *MCPOAuthReport `json:"oauth"`
+	// Steps are the --steps run, in order; the first whose OK is false is
+	// the last (FailedStep).
+	Steps []MCPStep `json:"steps"`
+	// Updates are the notifications/resources/updated received, in order.
+	Updates []MCPUpdate `json:"updates"`
+	// Elicitations are the elicitation/create requests received (with
+	// --elicit).
+	Elicitations []MCPElicitation `json:"elicitations"`
+}
+
+// MCPStep is one step of --steps (build them with Steps).
+type MCPStep struct {
+	Op string `json:"op"`
+	// OK: the step went as expected (succeeded, or failed with
+	// ExpectError).
+	OK bool `json:"ok"`
+	// Ms is how long it took.
+	Ms          float64 `json:"ms"`
+	ExpectError bool    `json:"expectError"`
+	// Result is the op's result when it succeeded: read: the contents
+	// ([{uri, mimeType, text}] or [{uri, mimeType, blobBytes, blobMagic}]);
+	// waitUpdate: {uri, at} (ms after the step started); getPrompt: the
+	// GetPromptResult; complete: the completion ({values, total, hasMore});
+	// call: the CallToolResult; the list ops: the listed objects.
+	// subscribe, unsubscribe, noUpdate and mark have none.
+	Result json.RawMessage `json:"result"`
+	// Error is what the op got when it failed (a timeout is code -32001).
+	Error *MCPStepError `json:"error"`
+	// Failure says why OK is false.
+	Failure string `json:"failure"`
+}
+
+// MCPStepError is a step's error: Code is the JSON-RPC code (or an HTTP
+// status), 0 when there is none (a waitUpdate that timed out, a noUpdate
+// that found one).
+type MCPStepError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+// MCPUpdate is a notifications/resources/updated: At is when it came, in
+// ms after mcpcheck started.
+type MCPUpdate struct {
+	URI string  `json:"uri"`
+	At  float64 `json:"at"`
+}
+
+// MCPElicitation is an elicitation/create request mcpcheck answered.
+type MCPElicitation struct {
+	Message         string         `json:"message"`
+	RequestedSchema map[string]any `json:"requestedSchema"`
+	// Mode is as sent: "" when absent (form).
+	Mode string `json:"mode"`
+	// Action is the answer (--elicit): accept, decline, cancel or hang;
+	// Content what accept sent.
+	Action  string         `json:"action"`
+	Content map[string]any `json:"content"`
+	// Cancelled: the server cancelled the request (notifications/cancelled).
+	Cancelled bool `json:"cancelled"`
+}
+
+// FailedStep is the step that did not go as expected, or nil.
+func (r MCPReport) FailedStep() *MCPStep {
+	for i := range r.Steps {
+		if !r.Steps[i].OK {
+			return &r.Steps[i]
+		}
+	}
+	return nil
+}
+
+// Steps is mcpcheck's --steps argument: the steps as a JSON array, e.g.
+//
+//	cabinettest.Steps(
+//		map[string]any{"op": "subscribe", "uri": "cabinet://status"},
+//		map[string]any{"op": "mark", "name": "subscribed"},
+//		map[string]any{"op": "waitUpdate", "uri": "cabinet://status", "timeoutMs": 5000},
+//		map[string]any{"op": "read", "uri": "cabinet://status"},
+//	)
+//
+// A step that cannot be marshalled panics.
+func Steps(steps ...map[string]any) string {
+	if steps == nil {
+		steps = []map[string]any{}
+	}
+	b, err := json.Marshal(steps)
+	if err != nil {
+		panic(fmt.Sprintf("cabinettest.Steps: %v", err))
+	}
+	return string(b)
 }
 
 // NewMCPCheck finds the script and makes sure node and the SDK are there,
@@ -118,10 +208,155 @@ func (m *MCPCheck) Run(t testing.TB, d time.Duration, env []string, args ...stri
 func (m *MCPCheck) Report(t testing.TB, d time.Duration, env []string, args ...string) (rep MCPReport, code int, stderr string) {
 	t.Helper()
 	out, errb, code := m.Run(t, d, env, args...)
+	return parseReport(t, args, out, errb, code), code, string(errb)
+}
+
+// parseReport is mcpcheck's JSON document; output that is not one fails t.
+func parseReport(t testing.TB, args []string, out, errb []byte, code int) (rep MCPReport) {
+	t.Helper()
 	if err := json.Unmarshal(out, &rep); err != nil {
 		t.Fatalf("mcpcheck %v: exit %d, output is not its JSON report (%v)\nstdout: %s\nstderr: %s", args, code, err, out, errb)
 	}
-	return rep, code, string(errb)
+	return rep
+}
+
+// MCPRun is mcpcheck running in the background (Start), its stderr read
+// as it comes so that a test can wait for the --steps marks.
+type MCPRun struct {
+	args   []string
+	cancel context.CancelFunc
+	ctx    context.Context
+	stdout bytes.Buffer
+	done   chan struct{} // closed when the process has exited
+	err    error         // cmd.Wait's, set before done is closed
+
+	mu      sync.Mutex
+	stderr  bytes.Buffer
+	line    []byte          // the stderr line being written
+	marks   map[string]bool // the MCPCHECK MARK names seen
+	changed chan struct{}   // closed (and replaced) at each mark
+}
+
+// Start runs mcpcheck with args in the background for at most d (then it
+// is killed and Wait fails t). Its stderr is kept (Stderr) and watched for
+// the "MCPCHECK MARK <name>" lines of --steps' mark op (WaitMark). Call
+// Wait for the report; a run not waited for is killed when t ends.
+func (m *MCPCheck) Start(t testing.TB, d time.Duration, env []string, args ...string) *MCPRun {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	r := &MCPRun{args: args, cancel: cancel, ctx: ctx, done: make(chan struct{}),
+		marks: map[string]bool{}, changed: make(chan struct{})}
+	cmd := m.Command(ctx, env, args...)
+	cmd.Stdout, cmd.Stderr = &r.stdout, (*mcpStderr)(r)
+	// A stdio server that outlives node must not keep Wait waiting for the pipe.
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatalf("mcpcheck %v: %v", args, err)
+	}
+	go func() {
+		r.err = cmd.Wait()
+		close(r.done)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-r.done
+	})
+	return r
+}
+
+// mcpStderr is MCPRun's stderr writer.
+type mcpStderr MCPRun
+
+func (w *mcpStderr) Write(p []byte) (int, error) {
+	r := (*MCPRun)(w)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stderr.Write(p)
+	r.line = append(r.line, p...)
+	for {
+		i := bytes.IndexByte(r.line, '\n')
+		if i < 0 {
+			break
+		}
+		if name, ok := strings.CutPrefix(strings.TrimRight(string(r.line[:i]), "\r"), "MCPCHECK MARK "); ok {
+			r.marks[name] = true
+			close(r.changed)
+			r.changed = make(chan struct{})
+		}
+		r.line = r.line[i+1:]
+	}
+	return len(p), nil
+}
+
+// Stderr is mcpcheck's stderr so far (its diagnostics, its marks and a
+// stdio server's stderr).
+func (r *MCPRun) Stderr() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stderr.String()
+}
+
+// WaitMark waits until mcpcheck has written the mark name (at any time
+// since it started: give each mark its own name), for at most timeout. It
+// fails if mcpcheck exits first.
+func (r *MCPRun) WaitMark(name string, timeout time.Duration) error {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		r.mu.Lock()
+		seen, changed := r.marks[name], r.changed
+		r.mu.Unlock()
+		if seen {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-r.done:
+			r.mu.Lock()
+			seen = r.marks[name]
+			r.mu.Unlock()
+			if seen {
+				return nil
+			}
+			return fmt.Errorf("mcpcheck exited without the mark %q (%v)%s\nstderr: %s", name, r.err, r.why(), lastLines(r.Stderr(), 20))
+		case <-timer.C:
+			return fmt.Errorf("mcpcheck wrote no mark %q within %v\nstderr: %s", name, timeout, lastLines(r.Stderr(), 20))
+		}
+	}
+}
+
+// why is what the report of a finished run says went wrong, for messages.
+func (r *MCPRun) why() string {
+	var rep MCPReport
+	if err := json.Unmarshal(r.stdout.Bytes(), &rep); err != nil {
+		return "\nstdout: " + lastLines(r.stdout.String(), 10)
+	}
+	if f := rep.FailedStep(); f != nil {
+		return ": step " + f.Op + ": " + f.Failure
+	}
+	if rep.Error != nil {
+		return ": " + rep.Error.Message
+	}
+	return ""
+}
+
+// Wait waits for mcpcheck to exit and returns its report, its exit code
+// and its stderr, like Report. A run that hung past Start's d, or whose
+// output is not its report, fails t.
+func (r *MCPRun) Wait(t testing.TB) (rep MCPReport, code int, stderr string) {
+	t.Helper()
+	<-r.done
+	r.cancel()
+	if r.err != nil {
+		var exit *exec.ExitError
+		if !errors.As(r.err, &exit) || errors.Is(r.ctx.Err(), context.DeadlineExceeded) {
+			t.Fatalf("mcpcheck %v: %v\nstderr: %s", r.args, r.err, r.Stderr())
+		}
+		code = exit.ExitCode()
+	}
+	errb := r.Stderr()
+	return parseReport(t, r.args, r.stdout.Bytes(), []byte(errb), code), code, errb
 }
 
 // installMCPCheck returns the script and the cache holding the SDK,
