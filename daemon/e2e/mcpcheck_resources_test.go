@@ -48,7 +48,7 @@ func TestMCPCheckResources(t *testing.T) {
 					"argument": map[string]string{"name": "system", "value": "ne"}},
 				step{"op": "complete", "ref": map[string]string{"type": "ref/prompt", "name": "find-and-launch"},
 					"argument": map[string]string{"name": "query", "value": strings.ToLower(game.Name[:4])},
-					"context": map[string]any{"arguments": map[string]string{"system": "nes"}}},
+					"context":  map[string]any{"arguments": map[string]string{"system": "nes"}}},
 				step{"op": "complete", "ref": map[string]string{"type": "ref/resource", "uri": "cabinet://games/{system}/{game_id}"},
 					"argument": map[string]string{"name": "system", "value": "sn"}},
 				step{"op": "subscribe", "uri": np},
