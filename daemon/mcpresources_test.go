@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"strings"
@@ -176,5 +177,85 @@ func readJSON(t *testing.T, c *client.Client, uri string, v any) {
 	}
 	if err := json.Unmarshal([]byte(text.Text), v); err != nil {
 		t.Fatalf("%s: %v", uri, err)
+	}
+}
+
+// yesNo answers every question with one action (and yes when it accepts).
+type yesNo struct {
+	action mcp.ElicitationResponseAction
+	asked  chan string
+}
+
+func (a yesNo) Elicit(_ context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	a.asked <- req.Params.Message
+	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: a.action,
+		Content: map[string]any{"confirm": a.action == mcp.ElicitationResponseActionAccept}}}, nil
+}
+
+// TestMCPAsksOverTransports: mcp-go's client asks the person when quitting, in 2026-07-28
+// (input_required, retried with the answer) on the socket and over HTTP, and in 2025-11-25 over
+// HTTP (elicitation/create on the call's stream): no keeps the game, yes quits it.
+func TestMCPAsksOverTransports(t *testing.T) {
+	r := newRig(t, nil, nil)
+	ctx := cabinettest.Context(t)
+	tok, err := httpauth.ReadToken(r.cfg.Layout.Token())
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + r.d.HTTPAddr() + "/mcp"
+	for _, tc := range []struct {
+		name, transport, protocol string
+		action                    mcp.ElicitationResponseAction
+	}{
+		{"socket 2026-07-28, no", "socket", mcp.LATEST_PROTOCOL_VERSION, mcp.ElicitationResponseActionDecline},
+		{"HTTP 2026-07-28, no", "http", mcp.LATEST_PROTOCOL_VERSION, mcp.ElicitationResponseActionDecline},
+		{"HTTP 2025-11-25, no", "http", mcp.LATEST_LEGACY_PROTOCOL_VERSION, mcp.ElicitationResponseActionDecline},
+		{"socket 2025-11-25, yes", "socket", mcp.LATEST_LEGACY_PROTOCOL_VERSION, mcp.ElicitationResponseActionAccept},
+		{"HTTP 2026-07-28, yes", "http", mcp.LATEST_PROTOCOL_VERSION, mcp.ElicitationResponseActionAccept},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, running := r.cab.ES.Running(); !running {
+				r.clock.Advance(30 * time.Second) // the launch/quit rate limit
+				r.play(0)
+			}
+			a := yesNo{action: tc.action, asked: make(chan string, 4)}
+			opts := []client.ClientOption{client.WithProtocolVersion(tc.protocol), client.WithElicitationHandler(a)}
+			var c *client.Client
+			if tc.transport == "socket" {
+				conn, err := socket.DialMCP(ctx, r.cfg.Layout.Socket(), false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { conn.Close() })
+				c = mcpSession(t, transport.NewIO(conn, conn, io.NopCloser(strings.NewReader(""))), opts...)
+			} else {
+				tr, err := transport.NewStreamableHTTP(url, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + tok}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				c = mcpSession(t, tr, opts...)
+			}
+			res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "batocera_quit_game"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case q := <-a.asked:
+				if !strings.HasPrefix(q, "Quit ") {
+					t.Errorf("asked %q", q)
+				}
+			default:
+				t.Fatal("not asked")
+			}
+			yes := tc.action == mcp.ElicitationResponseActionAccept
+			if res.IsError == yes {
+				t.Errorf("result %+v", res)
+			}
+			if yes {
+				r.ended()
+			} else if _, running := r.cab.ES.Running(); !running {
+				t.Error("quit after a no")
+			}
+		})
 	}
 }
