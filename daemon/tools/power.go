@@ -32,7 +32,7 @@ func powerTool(p Power, g *guard, cabinet string) (mcp.Tool, server.ToolHandlerF
 		"Do what EmulationStation's own Quit menu does: restart_es quits EmulationStation, which Batocera starts "+
 			"again; reboot restarts the whole cabinet; shutdown powers it off. Without confirm: true it only says "+
 			"what it would do and sends nothing: tell the user, and call again with confirm: true only once they "+
-			"agree. A running game is quit first (unsaved progress is lost). Refused while a library install is "+
+			"agree. A client that can ask the person (elicitation) is asked by Cabinet instead, whatever confirm says. A running game is quit first (unsaved progress is lost). Refused while a library install is "+
 			"writing. Rate-limited.",
 		destroys, false,
 		withInput(
