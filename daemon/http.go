@@ -19,6 +19,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/cfaccess"
 	"github.com/batocera-cabinet/cabinet/daemon/events"
 	"github.com/batocera-cabinet/cabinet/daemon/httpauth"
+	"github.com/batocera-cabinet/cabinet/daemon/keepalive"
 	"github.com/batocera-cabinet/cabinet/daemon/oauth"
 	"github.com/batocera-cabinet/cabinet/daemon/oauth/cimd"
 	"github.com/batocera-cabinet/cabinet/daemon/tlsconf"
@@ -127,11 +128,15 @@ func (d *Daemon) serveHTTP(ctx context.Context, ln net.Listener) error {
 	guard := httpauth.New(opts)
 	// Both Host checks, the guard's and mcp-go's behind it, use the
 	// guard's whole list (mcpHTTP says why mcp-go needs it).
-	srv := &http.Server{Handler: guard.Wrap(d.mcpHTTP(guard.Hosts())), ReadHeaderTimeout: httpHeaderTimeout, IdleTimeout: 2 * time.Minute,
-		ErrorLog: log.New(serverErrors{d.log}, "", 0)}
+	mcp, closeStreams := d.mcpHTTP(guard.Hosts())
+	// An MCP stream a client holds open (a subscription, a slow call) that has sent nothing for a
+	// while gets a comment, so no proxy or tunnel on the way cuts it (package keepalive).
+	srv := &http.Server{Handler: guard.Wrap(keepalive.Wrap(mcp, mcpKeepAlive)), ReadHeaderTimeout: httpHeaderTimeout,
+		IdleTimeout: 2 * time.Minute, ErrorLog: log.New(serverErrors{d.log}, "", 0)}
 	// Event streams never go idle: end them as Shutdown begins, or it
 	// would wait for them until its deadline.
 	srv.RegisterOnShutdown(d.events.DisconnectAll)
+	srv.RegisterOnShutdown(closeStreams)
 	shut := make(chan struct{})
 	go func() {
 		defer close(shut)
@@ -163,6 +168,10 @@ func (d *Daemon) serveHTTP(ctx context.Context, ln net.Listener) error {
 // httpHeaderTimeout bounds a request's headers, and the wait for a new
 // connection's first byte, which says whether it is TLS.
 const httpHeaderTimeout = 10 * time.Second
+
+// mcpKeepAlive is how long an MCP stream may send nothing before it gets a comment: well under
+// the idle cut of the proxies in front of cabinets (Cloudflare's 100 s, nginx's 60 s).
+const mcpKeepAlive = 25 * time.Second
 
 // sleep waits d on the daemon's clock, reporting false when ctx ended first.
 func (d *Daemon) sleep(ctx context.Context, wait time.Duration) bool {

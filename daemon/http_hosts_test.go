@@ -115,7 +115,8 @@ func TestHTTPHostAllowList(t *testing.T) {
 			t.Errorf("the list lacks %s: %v", h, hosts)
 		}
 	}
-	bare := httptest.NewServer(r.d.mcpHTTP(hosts))
+	h, _ := r.d.mcpHTTP(hosts)
+	bare := httptest.NewServer(h)
 	t.Cleanup(bare.Close)
 	for _, host := range []string{public, certName, strings.ToUpper(public) + ":443", "127.0.0.1"} {
 		if status, body := postHost(t, bare.Client(), bare.URL+"/mcp", host, ""); status != http.StatusOK {
@@ -125,7 +126,8 @@ func TestHTTPHostAllowList(t *testing.T) {
 	if status, body := postHost(t, bare.Client(), bare.URL+"/mcp", foreign, ""); status != http.StatusForbidden || !strings.Contains(body, "invalid Host header") {
 		t.Errorf("mcp-go and Host %s: %d %s, want 403 invalid Host header", foreign, status, body)
 	}
-	unlisted := httptest.NewServer(r.d.mcpHTTP(nil))
+	h, _ = r.d.mcpHTTP(nil)
+	unlisted := httptest.NewServer(h)
 	t.Cleanup(unlisted.Close)
 	if status, _ := postHost(t, unlisted.Client(), unlisted.URL+"/mcp", public, ""); status != http.StatusForbidden {
 		t.Errorf("mcp-go without the list and Host %s through loopback: %d, want 403 (the test no longer shows the list matters)", public, status)

@@ -71,27 +71,40 @@ func (d *Daemon) buildLinks(cfg *Config) error {
 // (WithDisableLocalhostProtection) turns its allow-list off too. With the
 // guard's list it refuses nothing the guard lets through, and still
 // refuses a foreign Host should a request ever reach it another way.
-func (d *Daemon) mcpHTTP(hosts []string) http.Handler {
+func (d *Daemon) mcpHTTP(hosts []string) (h http.Handler, closeStreams func()) {
 	var (
 		mu  sync.Mutex
-		srv *tools.Server // the server h serves
-		h   http.Handler
+		srv *tools.Server // the server cur serves
+		cur *server.StreamableHTTPServer
 	)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		cur := d.mcpServer(false)
+	closeStreams = func() {
 		mu.Lock()
-		if cur != srv {
-			srv, h = cur, server.NewStreamableHTTPServer(cur.MCP(),
+		c := cur
+		mu.Unlock()
+		if c != nil {
+			c.CloseSessions(context.Background())
+		}
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		now := d.mcpServer(false)
+		mu.Lock()
+		if now != srv {
+			if cur != nil {
+				// The old server's subscribers hear nothing more: end their streams so they
+				// come back to the new one.
+				go cur.CloseSessions(context.Background())
+			}
+			srv, cur = now, server.NewStreamableHTTPServer(now.MCP(),
 				server.WithHeartbeatInterval(30*time.Second),
 				server.WithSessionIdleTTL(30*time.Minute),
 				server.WithHTTPContextFunc(httpScopes), // the token's scopes, for every tool call (http.go)
 				server.WithStreamableHTTPLogger(mcpLog(d.log)),
 				server.WithAllowedHosts(hosts...))
 		}
-		serve := h
+		serve := cur
 		mu.Unlock()
 		serve.ServeHTTP(w, r)
-	})
+	}), closeStreams
 }
 
 // links are the clients of the configuration in force.
