@@ -303,7 +303,7 @@ func certHosts(i tlsconf.Info) []string {
 // caller, which the guard never lets through, gets no scope at all.
 func httpScopes(ctx context.Context, r *http.Request) context.Context {
 	c, _ := httpauth.CallerFrom(r.Context())
-	return tools.WithScopes(ctx, c.Scopes)
+	return tools.WithCaller(ctx, c.Name, c.Scopes)
 }
 
 // deniedLogger logs refused HTTP requests (never the token), at most one

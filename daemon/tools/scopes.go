@@ -78,8 +78,11 @@ var toolScopes = map[string]string{
 // only local callers may run).
 func ToolScope(name string) string { return toolScopes[name] }
 
-// callerScopes is the scopes of an MCP client over HTTP.
-type callerScopes struct{ scopes []string }
+// callerScopes is the scopes of an MCP client over HTTP, and its token's name.
+type callerScopes struct {
+	scopes []string
+	name   string
+}
 
 type scopesKey struct{}
 
@@ -89,6 +92,17 @@ type scopesKey struct{}
 // and its own controls), who has every scope.
 func WithScopes(ctx context.Context, scopes []string) context.Context {
 	return context.WithValue(ctx, scopesKey{}, callerScopes{scopes: slices.Clone(scopes)})
+}
+
+// WithCaller is WithScopes for the token named name (what the subscriptions are bounded by).
+func WithCaller(ctx context.Context, name string, scopes []string) context.Context {
+	return context.WithValue(ctx, scopesKey{}, callerScopes{scopes: slices.Clone(scopes), name: name})
+}
+
+// callerName is the token's name of a caller over HTTP, "" for a local one.
+func callerName(ctx context.Context) string {
+	c, _ := ctx.Value(scopesKey{}).(callerScopes)
+	return c.name
 }
 
 // scopesFrom returns the caller's scopes; local is true for a local caller.

@@ -25,6 +25,8 @@ import (
 const (
 	// maxSubscribers bounds the sessions and listen streams with subscriptions, together.
 	maxSubscribers = 256
+	// maxPerClient bounds those of one client: one token over HTTP, one session on the cabinet.
+	maxPerClient = 16
 )
 
 // subscribable are the resources that change while a client watches, and so can be subscribed
@@ -41,8 +43,9 @@ type subKey struct {
 }
 
 type subscriber struct {
-	id   any // the listen request's id, for the tag; nil for a session's subscriptions
-	uris []string
+	id     any    // the listen request's id, for the tag; nil for a session's subscriptions
+	client string // who subscribed (maxPerClient)
+	uris   []string
 }
 
 type subscriptions struct {
@@ -60,7 +63,7 @@ func (r *subscriptions) hooks() *server.Hooks {
 	h := &server.Hooks{}
 	h.AddAfterSubscribe(func(ctx context.Context, _ any, req *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
 		if sess := server.ClientSessionFromContext(ctx); sess != nil && mayRead(ctx, req.Header) {
-			r.add(subKey{sess: sess}, nil, []string{req.Params.URI})
+			r.add(subKey{sess: sess}, nil, subscriberOf(ctx, sess), []string{req.Params.URI})
 		}
 	})
 	h.AddAfterUnsubscribe(func(ctx context.Context, _ any, req *mcp.UnsubscribeRequest, _ *mcp.EmptyResult) {
@@ -74,7 +77,7 @@ func (r *subscriptions) hooks() *server.Hooks {
 		if sess == nil || id == nil || !mayRead(ctx, req.Header) {
 			return
 		}
-		r.add(subKey{sess: sess, listen: listenID(id)}, id, req.Params.Notifications.ResourceSubscriptions)
+		r.add(subKey{sess: sess, listen: listenID(id)}, id, subscriberOf(ctx, sess), req.Params.Notifications.ResourceSubscriptions)
 	})
 	h.AddAfterSubscriptionsListen(func(ctx context.Context, id any, _ *mcp.SubscriptionsListenRequest, _ *mcp.SubscriptionsListenResult) {
 		r.endListen(ctx, id)
@@ -94,6 +97,15 @@ func mayRead(ctx context.Context, header map[string][]string) bool {
 	return (local && len(header) == 0) || slices.Contains(have, ScopeRead)
 }
 
+// subscriberOf is who subscribes: the token over HTTP (each of its 2026-07-28 requests is a session of
+// its own), else the session.
+func subscriberOf(ctx context.Context, sess server.ClientSession) string {
+	if name := callerName(ctx); name != "" {
+		return "token " + name
+	}
+	return "session " + sess.SessionID()
+}
+
 func listenID(id any) string {
 	b, _ := mcp.NewRequestId(id).MarshalJSON()
 	return string(b)
@@ -107,17 +119,24 @@ func (r *subscriptions) endListen(ctx context.Context, id any) {
 	}
 }
 
-// add records uris for k, the subscribable ones only, once each.
-func (r *subscriptions) add(k subKey, id any, uris []string) {
+// add records uris for k, the subscribable ones only, once each; past the bounds it records
+// nothing (the client is acknowledged, as mcp-go answers it, and never told).
+func (r *subscriptions) add(k subKey, id any, client string, uris []string) {
 	known := subscribable()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.subs[k]
 	if s == nil {
-		if len(r.subs) >= maxSubscribers {
+		mine := 0
+		for _, o := range r.subs {
+			if o.client == client {
+				mine++
+			}
+		}
+		if len(r.subs) >= maxSubscribers || mine >= maxPerClient {
 			return
 		}
-		s = &subscriber{id: id}
+		s = &subscriber{id: id, client: client}
 	}
 	for _, u := range uris {
 		if slices.Contains(known, u) && !slices.Contains(s.uris, u) {

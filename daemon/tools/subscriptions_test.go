@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -173,8 +174,15 @@ func TestResourceSubscriptions(t *testing.T) {
 // never recorded, and a subscriber whose channel is full costs the others nothing.
 func TestSubscriptionBounds(t *testing.T) {
 	r := newSubscriptions()
+	for i := range maxPerClient + 5 {
+		r.add(subKey{sess: &stuckSession{id: i}, listen: "1"}, 1, "token greedy", []string{ResourceStatus})
+	}
+	if n := r.count(); n != maxPerClient {
+		t.Fatalf("one token kept %d subscribers", n)
+	}
+	r = newSubscriptions()
 	for i := range maxSubscribers + 10 {
-		r.add(subKey{sess: &stuckSession{id: i}}, nil, []string{ResourceStatus, "cabinet://nope"})
+		r.add(subKey{sess: &stuckSession{id: i}}, nil, fmt.Sprint("session ", i), []string{ResourceStatus, "cabinet://nope"})
 	}
 	if n := r.count(); n != maxSubscribers {
 		t.Fatalf("%d subscribers kept", n)
