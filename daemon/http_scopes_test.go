@@ -15,7 +15,7 @@ import (
 )
 
 // mcpSession starts and initializes an MCP client on tr.
-func mcpSession(t *testing.T, tr transport.Interface, opts ...client.ClientOption) *client.Client {
+func mcpSession(t testing.TB, tr transport.Interface, opts ...client.ClientOption) *client.Client {
 	t.Helper()
 	c := client.NewClient(tr, opts...)
 	ctx := cabinettest.Context(t)

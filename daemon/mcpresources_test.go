@@ -69,31 +69,41 @@ func (w *resWatcher) await(t *testing.T, uri string) {
 	}
 }
 
+// socketMCP is an MCP client on the daemon's socket (as `cabinet mcp` bridges one).
+func (r *rig) socketMCP(opts ...client.ClientOption) *client.Client {
+	r.t.Helper()
+	conn, err := socket.DialMCP(cabinettest.Context(r.t), r.cfg.Layout.Socket(), false)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.t.Cleanup(func() { conn.Close() })
+	return mcpSession(r.t, transport.NewIO(conn, conn, io.NopCloser(strings.NewReader(""))), opts...)
+}
+
+// httpMCP is an MCP client over HTTP with the default token.
+func (r *rig) httpMCP(topts []transport.StreamableHTTPCOption, opts ...client.ClientOption) *client.Client {
+	r.t.Helper()
+	tok, err := httpauth.ReadToken(r.cfg.Layout.Token())
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	tr, err := transport.NewStreamableHTTP("http://"+r.d.HTTPAddr()+"/mcp",
+		append(topts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + tok}))...)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return mcpSession(r.t, tr, opts...)
+}
+
 // TestMCPResourceUpdates: clients of both eras, on the socket and over HTTP, are told when the
 // engine sees a game start and end — now-playing, and the day's play history once the session is
 // logged — and read what changed.
 func TestMCPResourceUpdates(t *testing.T) {
 	r := newRig(t, nil, nil)
 	ctx := cabinettest.Context(t)
-	tok, err := httpauth.ReadToken(r.cfg.Layout.Token())
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := "http://" + r.d.HTTPAddr() + "/mcp"
-	socketClient := func(protocol string) *client.Client {
-		conn, err := socket.DialMCP(ctx, r.cfg.Layout.Socket(), false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { conn.Close() })
-		return mcpSession(t, transport.NewIO(conn, conn, io.NopCloser(strings.NewReader(""))), client.WithProtocolVersion(protocol))
-	}
+	socketClient := func(protocol string) *client.Client { return r.socketMCP(client.WithProtocolVersion(protocol)) }
 	httpClient := func(protocol string, opts ...transport.StreamableHTTPCOption) *client.Client {
-		tr, err := transport.NewStreamableHTTP(url, append(opts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + tok}))...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return mcpSession(t, tr, client.WithProtocolVersion(protocol))
+		return r.httpMCP(opts, client.WithProtocolVersion(protocol))
 	}
 	watched := []string{tools.ResourceNowPlaying, tools.ResourcePlayedToday}
 	subscribe := func(c *client.Client) {
@@ -198,11 +208,6 @@ func (a yesNo) Elicit(_ context.Context, req mcp.ElicitationRequest) (*mcp.Elici
 func TestMCPAsksOverTransports(t *testing.T) {
 	r := newRig(t, nil, nil)
 	ctx := cabinettest.Context(t)
-	tok, err := httpauth.ReadToken(r.cfg.Layout.Token())
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := "http://" + r.d.HTTPAddr() + "/mcp"
 	for _, tc := range []struct {
 		name, transport, protocol string
 		action                    mcp.ElicitationResponseAction
@@ -222,18 +227,9 @@ func TestMCPAsksOverTransports(t *testing.T) {
 			opts := []client.ClientOption{client.WithProtocolVersion(tc.protocol), client.WithElicitationHandler(a)}
 			var c *client.Client
 			if tc.transport == "socket" {
-				conn, err := socket.DialMCP(ctx, r.cfg.Layout.Socket(), false)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { conn.Close() })
-				c = mcpSession(t, transport.NewIO(conn, conn, io.NopCloser(strings.NewReader(""))), opts...)
+				c = r.socketMCP(opts...)
 			} else {
-				tr, err := transport.NewStreamableHTTP(url, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + tok}))
-				if err != nil {
-					t.Fatal(err)
-				}
-				c = mcpSession(t, tr, opts...)
+				c = r.httpMCP(nil, opts...)
 			}
 			res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "batocera_quit_game"}})
 			if err != nil {

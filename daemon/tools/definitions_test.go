@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -138,23 +137,7 @@ func TestToolSnapshots(t *testing.T) {
 		got = append(got, '\n')
 		file := filepath.Join(dir, st.Tool.Name+".json")
 		seen[filepath.Base(file)] = true
-		if *update {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(file, got, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(file)
-		if err != nil {
-			t.Errorf("%s: %v (run go test -update to create it)", st.Tool.Name, err)
-			continue
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s: definition differs from %s (if intended, run go test -update):\n%s", st.Tool.Name, file, got)
-		}
+		matchSnapshot(t, file, got)
 	}
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {

@@ -77,22 +77,27 @@ func snapshot(t *testing.T, name string, v any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b = append(b, '\n')
-	file := filepath.Join("testdata", "mcpsnaps", name)
+	matchSnapshot(t, filepath.Join("testdata", "mcpsnaps", name), append(b, '\n'))
+}
+
+// matchSnapshot compares got with the file (-update writes it instead).
+func matchSnapshot(t *testing.T, file string, got []byte) {
+	t.Helper()
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(file, b, 0o644); err != nil {
+		if err := os.WriteFile(file, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
 	want, err := os.ReadFile(file)
 	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
+		t.Errorf("%v (run go test -update to create it)", err)
+		return
 	}
-	if !bytes.Equal(b, want) {
-		t.Errorf("%s differs from the snapshot (if intended, run go test -update):\n%s", name, b)
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (if intended, run go test -update):\n%s", file, got)
 	}
 }
