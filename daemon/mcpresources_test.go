@@ -220,8 +220,15 @@ func TestMCPAsksOverTransports(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, running := r.cab.ES.Running(); !running {
-				r.clock.Advance(30 * time.Second) // the launch/quit rate limit
-				r.play(0)
+				// ES alone: the tools ask ES what runs; the tracker plays no part here.
+				g := r.cab.Library.Games("nes")[0]
+				cabinettest.Await(t, "ES launching "+g.Name, nil, func() (bool, string) {
+					if err := r.cab.ES.Launch("nes", g.ID); err != nil {
+						return false, err.Error()
+					}
+					return true, ""
+				})
+				cabinettest.Await(t, "ES running "+g.Name, nil, func() bool { _, running := r.cab.ES.Running(); return running })
 			}
 			a := yesNo{action: tc.action, asked: make(chan string, 4)}
 			opts := []client.ClientOption{client.WithProtocolVersion(tc.protocol), client.WithElicitationHandler(a)}
@@ -248,7 +255,7 @@ func TestMCPAsksOverTransports(t *testing.T) {
 				t.Errorf("result %+v", res)
 			}
 			if yes {
-				r.ended()
+				cabinettest.Await(t, "ES showing no game", nil, func() bool { _, running := r.cab.ES.Running(); return !running })
 			} else if _, running := r.cab.ES.Running(); !running {
 				t.Error("quit after a no")
 			}
