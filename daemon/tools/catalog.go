@@ -31,6 +31,7 @@ type catalog struct {
 	ix       *search.Index
 	cab      *oncabinet.Index
 	systems  []string // real game systems, in ES's order
+	full     []string // their full names, in the same order
 	built    time.Time
 	gen      uint64        // bumped by invalidate: a build started earlier is not kept
 	building chan struct{} // closed when the running build ends; nil when none runs
@@ -44,7 +45,20 @@ func (c *catalog) invalidate() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gen++
-	c.ix, c.cab, c.systems = nil, nil, nil
+	c.ix, c.cab, c.systems, c.full = nil, nil, nil, nil
+}
+
+// fullNames are the full names of the systems index listed (by folder), from the same build.
+func (c *catalog) fullNames(systems []string) map[string]string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := make(map[string]string, len(systems))
+	if len(c.full) == len(c.systems) {
+		for i, s := range c.systems {
+			m[s] = c.full[i]
+		}
+	}
+	return m
 }
 
 // onCabinet returns the on-cabinet index of the current game lists,
@@ -91,11 +105,11 @@ func (c *catalog) index(ctx context.Context) (*search.Index, []string, error) {
 		gen := c.gen
 		c.mu.Unlock()
 
-		ix, cab, sys, err := c.build(ctx)
+		ix, cab, sys, full, err := c.build(ctx)
 		c.mu.Lock()
 		c.building = nil
 		if err == nil && gen == c.gen {
-			c.ix, c.cab, c.systems, c.built = ix, cab, sys, c.clock.Now()
+			c.ix, c.cab, c.systems, c.full, c.built = ix, cab, sys, full, c.clock.Now()
 		}
 		c.mu.Unlock()
 		close(done)
@@ -106,16 +120,17 @@ func (c *catalog) index(ctx context.Context) (*search.Index, []string, error) {
 	}
 }
 
-func (c *catalog) build(ctx context.Context) (*search.Index, *oncabinet.Index, []string, error) {
+func (c *catalog) build(ctx context.Context) (ix *search.Index, cab *oncabinet.Index, names, full []string, err error) {
 	all, err := c.es.Systems(ctx)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	systems := es.GameSystems(all)
-	names := make([]string, 0, len(systems))
+	names, full = make([]string, 0, len(systems)), make([]string, 0, len(systems))
 	total := 0
 	for _, s := range systems {
 		names = append(names, untrusted.Clean(s.Name, maxIdent))
+		full = append(full, untrusted.Clean(s.FullName, maxIdent))
 		total += s.TotalGames
 	}
 	b := search.NewBuilder(total)
@@ -150,19 +165,19 @@ feed:
 	wg.Wait()
 	select {
 	case err := <-errs:
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	default:
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	ix := b.Index()
-	cab := oncabinet.Build(games.games, c.cabOpts)
+	ix = b.Index()
+	cab = oncabinet.Build(games.games, c.cabOpts)
 	games.games = nil
 	// Decoding ES's lists took several times the index's size, briefly;
 	// give that back to the cabinet now rather than keep it mapped.
 	debug.FreeOSMemory()
-	return ix, cab, names, nil
+	return ix, cab, names, full, nil
 }
 
 // gameList collects the games of every system for the on-cabinet index;

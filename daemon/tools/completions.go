@@ -24,7 +24,6 @@ const (
 // completer is mcp-go's PromptCompletionProvider and ResourceCompletionProvider.
 type completer struct {
 	cat *catalog
-	es  ES
 }
 
 func (c completer) CompletePromptArgument(ctx context.Context, _ string, arg mcp.CompleteArgument, cc mcp.CompleteContext) (*mcp.Completion, error) {
@@ -69,16 +68,12 @@ func (c completer) systems(ctx context.Context, value string) (*mcp.Completion, 
 	if err != nil {
 		return nil, esFailure("read the game lists", err)
 	}
-	systems, _ := c.es.Systems(ctx)
+	names := ix.Systems()
+	fulls := c.cat.fullNames(names) // from the index's own build: no call to ES
 	key := compactKey(cut(value))
 	var out []string
-	for _, name := range ix.Systems() {
-		full := ""
-		for _, s := range systems {
-			if s.Name == name {
-				full = s.FullName
-			}
-		}
+	for _, name := range names {
+		full := fulls[name]
 		if strings.HasPrefix(compactKey(name), key) || full != "" && strings.HasPrefix(compactKey(full), key) {
 			out = append(out, name)
 		}

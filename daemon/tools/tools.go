@@ -161,8 +161,8 @@ func New(deps Deps, opts Options) (*Server, error) {
 		server.WithToolFilter(set.filter(opts.ReadOnly)),
 		server.WithToolHandlerMiddleware(scopeCheck), // token scopes over HTTP (scopes.go)
 		server.WithCompletions(),
-		server.WithPromptCompletionProvider(completer{cat: w.catalog, es: deps.ES}),
-		server.WithResourceCompletionProvider(completer{cat: w.catalog, es: deps.ES}),
+		server.WithPromptCompletionProvider(completer{cat: w.catalog}),
+		server.WithResourceCompletionProvider(completer{cat: w.catalog}),
 	}
 	if !opts.DryRun {
 		// After the scope check: a token that may not call the tool is refused before anyone is asked.
