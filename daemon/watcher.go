@@ -72,6 +72,10 @@ func (w *watcher) run(ctx context.Context) error {
 }
 
 func (w *watcher) poll(ctx context.Context) {
+	// What ES answers is so as of the question: stamped before it is asked, a game seen running
+	// is never dated after a hook's end that came while the answer was on its way (the tracker
+	// then puts the two in their real order).
+	st := w.now()
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	g, err := w.es.RunningGame(pctx)
 	cancel()
@@ -101,7 +105,6 @@ func (w *watcher) poll(ctx context.Context) {
 	if path == prev && !first {
 		return
 	}
-	st := w.now()
 	base := st.Event("", tracker.SourceWatcher)
 	if prev != "" && !first {
 		end := base
