@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batocera-cabinet/cabinet/simulator"
 	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
 )
 
@@ -20,7 +21,8 @@ type step = map[string]any
 func TestMCPCheckResources(t *testing.T) {
 	cabinettest.Long(t, "the official MCP SDK in Node against the daemon, twice")
 	check := cabinettest.NewMCPCheck(t)
-	r := newRig(t, nil)
+	// With RomM and installs, so every prompt is offered.
+	r := newRigWith(t, nil, simulator.Options{RomM: true}, "cabinet.library.allow_install=1")
 	r.start().waitLog("MCP over HTTP listening", 20*time.Second)
 	game := r.cab.Library.Games("nes")[0]
 	targets := map[string][]string{
@@ -43,6 +45,9 @@ func TestMCPCheckResources(t *testing.T) {
 				step{"op": "getPrompt", "name": "find-and-launch", "arguments": map[string]string{"query": "mario", "system": "nes"}},
 				step{"op": "getPrompt", "name": "explore-library", "arguments": map[string]string{"mood": "hidden gem"}},
 				step{"op": "getPrompt", "name": "weekly-report"},
+				step{"op": "getPrompt", "name": "set-up-household"},
+				step{"op": "getPrompt", "name": "install-from-library", "arguments": map[string]string{"query": "chrono trigger"}},
+				step{"op": "listPrompts"},
 				step{"op": "getPrompt", "name": "find-and-launch", "expectError": true}, // query is required
 				step{"op": "complete", "ref": map[string]string{"type": "ref/prompt", "name": "find-and-launch"},
 					"argument": map[string]string{"name": "system", "value": "ne"}},
@@ -97,6 +102,14 @@ func TestMCPCheckResources(t *testing.T) {
 				t.Errorf("now-playing while %s runs: %s", game.Name, readNP.Result)
 			}
 			for _, s := range rep.Steps {
+				if s.Op == "listPrompts" {
+					var ps []struct {
+						Name string `json:"name"`
+					}
+					if json.Unmarshal(s.Result, &ps) != nil || len(ps) != 6 {
+						t.Errorf("prompts: %s", s.Result)
+					}
+				}
 				if s.Op != "complete" {
 					continue
 				}
