@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -170,9 +171,15 @@ type response struct {
 	Error  *mcp.JSONRPCErrorDetails `json:"error"`
 }
 
-// Elicit sends elicitation/create and waits for the answer, or for ctx (the tool call's: the
-// client cancelling the call, or the connection going, ends the wait).
+// askWait bounds the wait for a person's answer: a question nobody answers ends the call (and
+// frees its request slot) rather than hold it for as long as the client stays connected.
+const askWait = 10 * time.Minute
+
+// Elicit sends elicitation/create and waits for the answer, for askWait at most, or until ctx
+// ends (the tool call's: the client cancelling the call, or the connection going).
 func (a *asker) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, askWait)
+	defer cancel()
 	a.mu.Lock()
 	a.n++
 	id := fmt.Sprintf(`"cabinet-%d"`, a.n)
@@ -197,7 +204,7 @@ func (a *asker) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.El
 		}
 		return &res, nil
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, fmt.Errorf("no answer to the question: %w", ctx.Err())
 	}
 }
 
