@@ -196,7 +196,7 @@ func daemonConfig(l *config.Loaded, version string) (daemon.Loaded, error) {
 // householdRules are the play-time rules of cabinet.household.* (the
 // loader has checked every value already: an invalid one holds its default).
 func householdRules(cfg *config.Config) household.Rules {
-	r, _ := household.Parse(cfg.Household.Values)
+	r, _ := household.Parse(cfg.Household.Merged())
 	return r
 }
 

@@ -27,7 +27,7 @@ const Prefix = "cabinet.household."
 
 // ProfilePrefix is reserved for rules per player:
 // cabinet.household.profile.<name>.<rule>, where <rule> is one of the keys
-// below without the prefix (minutes.daily, bedtime…).
+// below without the prefix (minutes.daily, bedtime…), or pad (profiles.go).
 const ProfilePrefix = Prefix + "profile."
 
 // AtLimit is what happens when the time is up while a game runs.
@@ -83,6 +83,9 @@ type Rules struct {
 	AtLimit AtLimit
 	// MinStart is min_start_minutes: a launch needs at least this much time left.
 	MinStart int
+	// Profiles are the household's players, each with its own rules (profiles.go); nil in a
+	// profile's own rules.
+	Profiles []Profile
 }
 
 // Default are the rules with every key at its default: off.
@@ -127,6 +130,8 @@ func Keys() []Key {
 		Key{Prefix + "warn_at", "15,5,1", "up to 6 minutes from 1 to 120, comma-separated, e.g. 15,5,1", "Warn the player this many minutes before the end."},
 		Key{Prefix + "at_limit", string(SaveQuit), "save_quit, quit or warn_only", "What happens when the time is up while a game runs."},
 		Key{Prefix + "min_start_minutes", "1", "minutes from 0 to 60", "A game starts only with at least this much time left."},
+		Key{ProfilesKey, "", "empty or up to 8 names of a-z, 0-9 and _, comma-separated, e.g. alice,bob",
+			"The household's players: each may have its own rules (cabinet.household.profile.<name>.<rule>) and game pad."},
 	)
 }
 
@@ -144,8 +149,14 @@ func rule(name string) (string, error) {
 		if !ok || !ProfileName(prof) {
 			return "", fmt.Errorf("%w: %q: a profile key is cabinet.household.profile.<name>.<rule>, name of 1 to 32 of a-z, 0-9, _", ErrKey, name)
 		}
-		if rest == "enabled" {
-			return "", fmt.Errorf("%w: %q: enabled is for the whole household, not a profile", ErrKey, name)
+		switch rest {
+		case "enabled", "profiles":
+			return "", fmt.Errorf("%w: %q: %s is for the whole household, not a profile", ErrKey, name, rest)
+		case "pad":
+			return "pad", nil
+		}
+		if why := reservedProfile(prof); why != "" {
+			return "", fmt.Errorf("%w: %q: %s", ErrKey, name, why)
 		}
 		r = rest
 	}
@@ -192,8 +203,8 @@ func Check(name, value string) error {
 }
 
 // Parse builds the rules from the keys' values (missing keys keep their
-// defaults). Profile keys are checked but not applied: profiles are a later
-// version's. Every invalid value is reported, and its default kept.
+// defaults), and the profiles cabinet.household.profiles lists over them.
+// Every invalid value is reported, and its default kept.
 func Parse(values map[string]string) (Rules, []error) {
 	r := Default()
 	var errs []error
@@ -204,16 +215,17 @@ func Parse(values map[string]string) (Rules, []error) {
 	slices.Sort(names)
 	for _, k := range names {
 		if strings.HasPrefix(k, ProfilePrefix) {
-			if err := Check(k, values[k]); err != nil {
-				errs = append(errs, err)
-			}
-			continue
+			continue // over the cabinet's rules, below
 		}
 		if err := r.set(k, values[k]); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	return r, errs
+	profiles, err := ParseProfiles(values[ProfilesKey])
+	if err != nil {
+		profiles = nil // already reported by set
+	}
+	return r, append(errs, applyProfiles(&r, values, profiles)...)
 }
 
 // set applies one key to r.
@@ -286,6 +298,14 @@ func (r *Rules) set(name, value string) error {
 			r.AtLimit = SaveQuit
 		default:
 			return bad()
+		}
+	case ru == "pad":
+		if len(v) > 64 {
+			return fmt.Errorf("%s: a pad's id is at most 64 characters", name)
+		}
+	case ru == "profiles":
+		if _, err := ParseProfiles(v); err != nil {
+			return err
 		}
 	case ru == "min_start_minutes":
 		n, ok := minutes(v, 0, MaxStartMinutes, 1)
@@ -395,6 +415,7 @@ func (r Rules) Values() map[string]string {
 	v[Prefix+"warn_at"] = strings.Join(pts, ",")
 	v[Prefix+"at_limit"] = string(r.AtLimit)
 	v[Prefix+"min_start_minutes"] = strconv.Itoa(r.MinStart)
+	v[ProfilesKey] = strings.Join(r.ProfileNames(), ",")
 	return v
 }
 

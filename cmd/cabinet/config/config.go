@@ -58,9 +58,21 @@ type Config struct {
 // Parse are the rules' contract).
 type Household struct {
 	Values map[string]string
-	// Profiles are cabinet.household.profile.<name>.<rule> keys: checked
-	// and kept, applied by a later version (rules per player).
+	// Profiles are the cabinet.household.profile.<name>.<rule> keys (each checked): the rules of
+	// the players cabinet.household.profiles lists.
 	Profiles map[string]string
+}
+
+// Merged is every cabinet.household.* key, the profiles' too, for household.Parse.
+func (h Household) Merged() map[string]string {
+	m := make(map[string]string, len(h.Values)+len(h.Profiles))
+	for k, v := range h.Values {
+		m[k] = v
+	}
+	for k, v := range h.Profiles {
+		m[k] = v
+	}
+	return m
 }
 
 // MQTT is the broker link.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/batocera-cabinet/cabinet/daemon/household"
 )
 
 // load runs Load on an in-memory file system.
@@ -339,7 +341,8 @@ func TestPlatformMapKey(t *testing.T) {
 // one is a warning naming it; a bad rule value is an error naming the key.
 func TestHouseholdKeys(t *testing.T) {
 	conf := "cabinet.household.enabled=1\ncabinet.household.minutes.daily=90\ncabinet.household.bedtime=21:00-07:00\n" +
-		"cabinet.household.profile.anna.minutes.daily=60\ncabinet.household.profile.anna.bedtime=late\n"
+		"cabinet.household.profiles=anna\ncabinet.household.profile.anna.minutes.daily=60\ncabinet.household.profile.anna.bedtime=late\n" +
+		"cabinet.household.profile.ben.minutes.daily=30\n"
 	l := load(t, map[string]string{DefaultFile: conf}, nil)
 	if l.Err != nil {
 		t.Fatal(l.Err)
@@ -348,12 +351,23 @@ func TestHouseholdKeys(t *testing.T) {
 	if v["cabinet.household.enabled"] != "1" || v["cabinet.household.minutes.daily"] != "90" || v["cabinet.household.warn_at"] != "15,5,1" {
 		t.Errorf("values %v", v)
 	}
-	if p := l.Config.Household.Profiles; len(p) != 1 || p["cabinet.household.profile.anna.minutes.daily"] != "60" {
+	if p := l.Config.Household.Profiles; len(p) != 2 || p["cabinet.household.profile.anna.minutes.daily"] != "60" {
 		t.Errorf("profiles %v", p)
 	}
 	warns := strings.Join(l.Warnings, "\n")
-	if !strings.Contains(warns, "profile.anna.bedtime") || !strings.Contains(warns, "1 cabinet.household.profile.* keys are kept") {
+	if !strings.Contains(warns, "profile.anna.bedtime") || !strings.Contains(warns, `no profile "ben" in cabinet.household.profiles`) {
 		t.Errorf("warnings %q", l.Warnings)
+	}
+	r, _ := household.Parse(l.Config.Household.Merged())
+	if anna := r.For("anna"); anna.Daily != 60 || anna.Bedtime == nil || anna.Bedtime.String() != "21:00-07:00" || !anna.Enabled {
+		t.Errorf("anna's rules %+v (her own limit, the cabinet's bedtime: hers was refused)", anna)
+	}
+	if r.For("").Daily != 90 || r.For("ben").Daily != 90 {
+		t.Errorf("the cabinet's rules %+v", r.For(""))
+	}
+	l = load(t, map[string]string{DefaultFile: "cabinet.household.profiles=alice,bedtime\n"}, nil)
+	if l.Err == nil || !strings.Contains(l.Err.Error(), `"bedtime" is the name of a rule`) {
+		t.Errorf("a profile named like a rule: %v", l.Err)
 	}
 	l = load(t, map[string]string{DefaultFile: "cabinet.household.minutes.daily=lots\n"}, nil)
 	if l.Err == nil || !strings.Contains(l.Err.Error(), "cabinet.household.minutes.daily") {

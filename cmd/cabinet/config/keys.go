@@ -38,8 +38,10 @@ type key struct {
 	kind   kind
 	expect string // what a valid value looks like, for error messages
 	check  func(v string) bool
-	get    func(c *Config) string
-	set    func(c *Config, v string)
+	// why, when set, says what is wrong with a value check refused (else expect is shown).
+	why func(v string) string
+	get func(c *Config) string
+	set func(c *Config, v string)
 	// fileOf names the secret key a `…_file` key fills.
 	fileOf string
 }
@@ -229,7 +231,13 @@ func householdKeys() []key {
 		name := hk.Name
 		ks = append(ks, key{name: name, def: hk.Default, kind: kString, expect: hk.Expect,
 			check: func(v string) bool { return household.Check(name, v) == nil },
-			get:   func(c *Config) string { return c.Household.Values[name] },
+			why: func(v string) string {
+				if err := household.Check(name, v); err != nil {
+					return err.Error()
+				}
+				return ""
+			},
+			get: func(c *Config) string { return c.Household.Values[name] },
 			set: func(c *Config, v string) {
 				if c.Household.Values == nil {
 					c.Household.Values = map[string]string{}

@@ -182,7 +182,11 @@ func Load(in Inputs) *Loaded {
 			if where == "" {
 				where = string(rv.src.Origin)
 			}
-			problems = append(problems, fmt.Errorf("%s = %s (%s): want %s", k.name, shown, where, k.expect))
+			if k.why != nil && k.kind != kSecret {
+				problems = append(problems, fmt.Errorf("%s (%s): %s", k.name, where, k.why(rv.value)))
+			} else {
+				problems = append(problems, fmt.Errorf("%s = %s (%s): want %s", k.name, shown, where, k.expect))
+			}
 			k.set(&out.Config, k.def)
 			continue
 		}
@@ -190,8 +194,14 @@ func Load(in Inputs) *Loaded {
 	}
 	if len(profiles) > 0 {
 		out.Config.Household.Profiles = profiles
-		out.Warnings = append(out.Warnings, fmt.Sprintf("%d %s* keys are kept for play-time rules per player, which a later "+
-			"version of Cabinet applies; they do nothing yet (the cabinet.household.* rules apply to everyone)", len(profiles), household.ProfilePrefix))
+		// A key of a profile cabinet.household.profiles does not list does nothing: say so.
+		if _, errs := household.Parse(out.Config.Household.Merged()); len(errs) > 0 {
+			for _, err := range errs {
+				if strings.Contains(err.Error(), household.ProfilePrefix) {
+					out.Warnings = append(out.Warnings, fmt.Sprintf("%s: %v (ignored)", out.File, err))
+				}
+			}
+		}
 	}
 	out.Err = errors.Join(problems...)
 	return out
