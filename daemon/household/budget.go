@@ -35,6 +35,9 @@ const (
 type Status struct {
 	Enabled bool
 	State   State
+	// Profile is whose time and rules these are ("" the cabinet's): the running game's player,
+	// else the player now.
+	Profile string
 	// Day is the play day counted (a local date); ClockTrusted says the
 	// wall clock placed it (else it is the last day the cabinet knew).
 	Day          string

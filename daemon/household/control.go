@@ -17,7 +17,18 @@ func (e *Enforcer) Status() Status {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	m, l := e.current(loc)
-	return statusOf(rules, l, m, loc)
+	prof := l.profileNow()
+	st := statusOf(rules.For(prof), l.as(prof), m, loc)
+	st.Profile = prof
+	return st
+}
+
+// Player is the profile chosen now ("" none).
+func (e *Enforcer) Player() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.load()
+	return e.ledger.Player
 }
 
 // current is the ledger brought to now: a copy, observed at m (e.mu held).
@@ -25,8 +36,16 @@ func (e *Enforcer) current(loc *time.Location) (playday.Moment, Ledger) {
 	e.load()
 	m := e.moment()
 	l := e.ledger.clone()
-	l.Play = playday.Observe(l.Play, m, loc)
+	l.observe(m, loc)
 	return m, l
+}
+
+// profileNow is whose time it is: the counted game's player, else the player now.
+func (l Ledger) profileNow() string {
+	if l.Game != nil {
+		return l.Game.Profile
+	}
+	return l.Player
 }
 
 // statusOf evaluates l (observed at m) with its game counted up to m,
@@ -43,23 +62,50 @@ func statusOf(rules Rules, l Ledger, m playday.Moment, loc *time.Location) Statu
 
 // change applies fn to the ledger brought to now and writes it, then runs
 // a step (a game may have to end, or warnings come again).
+//
+// fn sees the ledger as the player whose time it is now (the running game's, else the one
+// chosen): extra time and today's limit are theirs.
 func (e *Enforcer) change(fn func(l *Ledger) error) (Status, error) {
 	rules := e.Rules()
 	loc := e.loc()
 	e.mu.Lock()
-	m, l := e.current(loc)
+	m, full := e.current(loc)
+	prof := full.profileNow()
+	l := full.as(prof)
 	if err := fn(&l); err != nil {
 		e.mu.Unlock()
 		return Status{}, err
 	}
-	if err := e.save(l); err != nil {
+	full.put(prof, l)
+	if err := e.save(full); err != nil {
 		e.mu.Unlock()
 		return Status{}, fmt.Errorf("the change could not be written to the cabinet's store (is /userdata full?): %w", err)
 	}
-	st := statusOf(rules, l, m, loc)
+	prof = full.profileNow()
+	st := statusOf(rules.For(prof), full.as(prof), m, loc)
+	st.Profile = prof
 	e.mu.Unlock()
 	e.kick()
 	return st, nil
+}
+
+// SetPlayer chooses the profile playing from now on ("" none: the cabinet's rules). A game
+// running goes on under its own player's rules and time: the choice applies from the next launch.
+func (e *Enforcer) SetPlayer(name, by string) (Status, error) {
+	if name != "" {
+		if _, ok := e.Rules().Profile(name); !ok {
+			return Status{}, fmt.Errorf("no profile %q: the household's are %s (cabinet.household.profiles)", name,
+				listed(e.Rules().ProfileNames()))
+		}
+	}
+	st, err := e.change(func(l *Ledger) error {
+		l.Player = name
+		return nil
+	})
+	if err == nil {
+		e.Log.Info().Str("player", name).Str("by", by).Msg("household: player chosen")
+	}
+	return st, err
 }
 
 // Grant adds minutes of extra time to today (until the next midnight the
@@ -77,7 +123,8 @@ func (e *Enforcer) Grant(minutes int, by string) (Status, error) {
 	})
 	if err == nil {
 		e.Log.Info().Int("minutes", minutes).Str("by", by).Msg("household: extra time granted")
-		e.event(Event{Kind: EventExtended, Minutes: minutes, By: by, Detail: fmt.Sprintf("+%d minutes today", minutes), When: e.Now().At})
+		e.event(Event{Kind: EventExtended, Profile: st.Profile, Minutes: minutes, By: by, Detail: fmt.Sprintf("+%d minutes today", minutes),
+			When: e.Now().At})
 	}
 	return st, err
 }

@@ -85,6 +85,8 @@ const (
 type Event struct {
 	Kind    string
 	Game    string
+	// Profile is whose time it is ("" the cabinet's).
+	Profile string
 	Detail  string
 	Minutes int
 	By      string
@@ -234,11 +236,14 @@ const (
 
 // step brings the ledger to now, decides, acts, and says how long to wait.
 func (e *Enforcer) step(ctx context.Context) time.Duration {
-	rules := e.Rules()
+	all := e.Rules()
 	run := e.Running()
 	loc := e.loc()
 	e.mu.Lock()
-	m, l := e.current(loc)
+	m, full := e.current(loc)
+	// Whose time: the counted game's player (fixed at its launch), else the player now.
+	prof := full.profileNow()
+	l, rules := full.as(prof), all.For(prof)
 	newGame := false
 	var before Status // the rules just before a new game
 	g := l.Game
@@ -257,12 +262,16 @@ func (e *Enforcer) step(ctx context.Context) time.Duration {
 			l.Play = playday.AddSpan(l.Play, playday.Span{From: g.To, To: end}, m, loc)
 		}
 		l.Game, g = nil, nil
+		// A next game is the player's now.
+		full.put(prof, l)
+		prof = full.Player
+		l, rules = full.as(prof), all.For(prof)
 	}
 	// The end is enforced unless at_limit is warn_only; a pause always is.
 	enforce := func(s Status) bool { return s.EndBy == EndPaused || rules.AtLimit != WarnOnly }
 	if run.Playing && run.BootID == m.BootID && run.BootID != "" && g == nil {
 		before = Evaluate(rules, l, m, nil, loc)
-		g = &Game{BootID: run.BootID, From: run.From, To: run.From, Name: run.Name, System: run.System,
+		g = &Game{BootID: run.BootID, From: run.From, To: run.From, Name: run.Name, System: run.System, Profile: prof,
 			Refused: (rules.Enabled || l.Paused) && before.Refusal != "" && enforce(before)}
 		l.Game, newGame = g, true
 	}
@@ -322,17 +331,20 @@ func (e *Enforcer) step(ctx context.Context) time.Duration {
 			}
 		}
 	}
+	st.Profile, before.Profile = prof, prof
+	full.put(prof, l)
 	// Written at every decision, and at least every PersistEvery while a
 	// game runs.
-	if act != doNothing || l.Game == nil && e.ledger.Game != nil || l.Play.Day != e.ledger.Play.Day ||
-		l.Play.BootID != e.ledger.Play.BootID || l.Play.Trusted != e.ledger.Play.Trusted ||
+	was := e.ledger.as(prof)
+	if act != doNothing || l.Game == nil && e.ledger.Game != nil || l.Play.Day != was.Play.Day ||
+		l.Play.BootID != was.Play.BootID || l.Play.Trusted != was.Play.Trusted ||
 		e.Clock.Since(e.written) >= PersistEvery {
-		if err := e.save(l); err != nil {
+		if err := e.save(full); err != nil {
 			e.Log.Warn().Err(err).Msg("household play time not written; trying again")
-			e.ledger = l
+			e.ledger = full
 		}
 	} else {
-		e.ledger = l
+		e.ledger = full
 	}
 	e.mu.Unlock()
 
@@ -362,7 +374,7 @@ func (e *Enforcer) act(ctx context.Context, act action, first bool, rules Rules,
 			return
 		}
 		e.notify(ctx, refusedText(st, run.Name))
-		e.event(Event{Kind: EventRefused, Game: gameLabel(run.Name), Detail: st.Refusal, When: now})
+		e.event(Event{Kind: EventRefused, Game: gameLabel(run.Name), Profile: st.Profile, Detail: st.Refusal, When: now})
 	case doEnd:
 		// Saved once: an end tried again (the game still runs) only quits.
 		save := first && (rules.AtLimit == SaveQuit || st.EndBy == EndPaused)
@@ -386,11 +398,11 @@ func (e *Enforcer) act(ctx context.Context, act action, first bool, rules Rules,
 		} else if ending.SaveNote != "" {
 			detail += " " + ending.SaveNote + "."
 		}
-		e.event(Event{Kind: EventReached, Game: gameLabel(run.Name), Detail: detail, When: now})
+		e.event(Event{Kind: EventReached, Game: gameLabel(run.Name), Profile: st.Profile, Detail: detail, When: now})
 	case doUp:
 		e.show(ctx, upText(st), 3)
 		if first {
-			e.event(Event{Kind: EventReached, Game: gameLabel(run.Name), Detail: upText(st), When: now})
+			e.event(Event{Kind: EventReached, Game: gameLabel(run.Name), Profile: st.Profile, Detail: upText(st), When: now})
 		}
 	case doTell:
 		e.show(ctx, startText(st), 3)
@@ -399,7 +411,7 @@ func (e *Enforcer) act(ctx context.Context, act action, first bool, rules Rules,
 		plan := e.Ender.Plan(pctx, run)
 		cancel()
 		e.show(ctx, warnText(rules, st, plan), 3)
-		e.event(Event{Kind: EventWarned, Game: gameLabel(run.Name), Detail: leftText(st), Minutes: point, When: now})
+		e.event(Event{Kind: EventWarned, Game: gameLabel(run.Name), Profile: st.Profile, Detail: leftText(st), Minutes: point, When: now})
 	}
 }
 

@@ -34,6 +34,63 @@ type Ledger struct {
 	Paused bool `json:"paused,omitempty"`
 	// Game is the game being counted (nil: none).
 	Game *Game `json:"game,omitempty"`
+	// Player is the profile playing now ("" none: the cabinet's rules), as Home Assistant, MCP or
+	// a game pad chose it.
+	Player string `json:"player,omitempty"`
+	// Accounts are each profile's own time played, extra time and today's limit; the fields
+	// above (Play, Bonus, TodayLimit) are the cabinet's own, for play with no profile.
+	Accounts map[string]*Account `json:"accounts,omitempty"`
+}
+
+// Account is one profile's time: as the cabinet's, in Ledger.
+type Account struct {
+	Play       playday.State `json:"play"`
+	BonusDay   string        `json:"bonus_day,omitempty"`
+	Bonus      int           `json:"bonus,omitempty"`
+	TodayDay   string        `json:"today_day,omitempty"`
+	TodayLimit int           `json:"today_limit,omitempty"`
+}
+
+// as is l seen by one profile ("" the cabinet): its account in the cabinet's fields; Paused,
+// the game and the player are the household's.
+func (l Ledger) as(profile string) Ledger {
+	v := l
+	v.Accounts = nil
+	if profile == "" {
+		return v
+	}
+	a := l.Accounts[profile]
+	if a == nil {
+		a = &Account{Play: playday.State{V: 1}}
+	}
+	v.Play, v.BonusDay, v.Bonus, v.TodayDay, v.TodayLimit = a.Play, a.BonusDay, a.Bonus, a.TodayDay, a.TodayLimit
+	return v
+}
+
+// put writes back what v (l seen by profile, then changed) holds of the profile's account and
+// of the household.
+func (l *Ledger) put(profile string, v Ledger) {
+	accounts := l.Accounts
+	if profile == "" {
+		*l = v
+	} else {
+		base := *l
+		base.Paused, base.Game, base.Player = v.Paused, v.Game, v.Player
+		*l = base
+		if accounts == nil {
+			accounts = map[string]*Account{}
+		}
+		accounts[profile] = &Account{Play: v.Play, BonusDay: v.BonusDay, Bonus: v.Bonus, TodayDay: v.TodayDay, TodayLimit: v.TodayLimit}
+	}
+	l.Accounts = accounts
+}
+
+// observe brings every account's day to m.
+func (l *Ledger) observe(m playday.Moment, loc *time.Location) {
+	l.Play = playday.Observe(l.Play, m, loc)
+	for _, a := range l.Accounts {
+		a.Play = playday.Observe(a.Play, m, loc)
+	}
 }
 
 // Game is a running game as the ledger counts it: from its start on one
@@ -44,6 +101,9 @@ type Game struct {
 	To     time.Duration `json:"t"`
 	Name   string        `json:"name,omitempty"`
 	System string        `json:"system,omitempty"`
+	// Profile is who plays it, fixed at its launch: choosing another player meanwhile changes
+	// neither whose time it counts nor the rules that end it.
+	Profile string `json:"profile,omitempty"`
 	// Warned are the warning points already shown (minutes); Told says the
 	// time left was shown at the start.
 	Warned []int `json:"warned,omitempty"`
@@ -89,8 +149,20 @@ func (l Ledger) check() error {
 	if l.Bonus < 0 || l.Bonus > MaxMinutes || l.TodayLimit < -1 || l.TodayLimit > MaxMinutes {
 		return fmt.Errorf("household ledger out of bounds")
 	}
-	if g := l.Game; g != nil && (g.To < g.From || len(g.Warned) > MaxWarnPoints || len(g.Name) > 1024 || len(g.System) > 256) {
+	if g := l.Game; g != nil && (g.To < g.From || len(g.Warned) > MaxWarnPoints || len(g.Name) > 1024 || len(g.System) > 256 ||
+		len(g.Profile) > 32) {
 		return fmt.Errorf("household ledger's game out of bounds")
+	}
+	if len(l.Accounts) > MaxProfiles*4 || len(l.Player) > 32 {
+		return fmt.Errorf("household ledger's profiles out of bounds")
+	}
+	for name, a := range l.Accounts {
+		if a == nil || !ProfileName(name) || a.Bonus < 0 || a.Bonus > MaxMinutes || a.TodayLimit < -1 || a.TodayLimit > MaxMinutes {
+			return fmt.Errorf("household ledger's account %q out of bounds", name)
+		}
+		if _, err := playday.Decode(playday.Encode(a.Play)); err != nil {
+			return err
+		}
 	}
 	return nil
 }
