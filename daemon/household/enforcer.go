@@ -83,8 +83,8 @@ const (
 
 // Event is something the household may want to hear about.
 type Event struct {
-	Kind    string
-	Game    string
+	Kind string
+	Game string
 	// Profile is whose time it is ("" the cabinet's).
 	Profile string
 	Detail  string
