@@ -8,9 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/batocera-cabinet/cabinet/daemon/controllers"
 	"github.com/batocera-cabinet/cabinet/daemon/household"
 	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
 	"github.com/batocera-cabinet/cabinet/haentities"
@@ -88,7 +90,7 @@ func (p *householdStates) report(st household.Status) {
 	if !on {
 		return
 	}
-	p.shown.publish(p.d, haentities.HouseholdStates(s, householdState(p.d.config().Household, st), p.d.clock.Now()))
+	p.shown.publish(p.d, haentities.HouseholdStates(s, householdState(p.d.config().Household.For(st.Profile), st), p.d.clock.Now()))
 }
 
 func (p *householdStates) event(ev household.Event) {
@@ -96,14 +98,14 @@ func (p *householdStates) event(ev household.Event) {
 	if !on {
 		return
 	}
-	p.d.publish(haentities.LimitEventMessage(s, ev.Kind, ev.Game, ev.Detail, ev.Minutes, ev.When, p.d.clock.Now()))
+	p.d.publish(haentities.LimitEventMessage(s, ev.Kind, ev.Game, ev.Detail, ev.Profile, ev.Minutes, ev.When, p.d.clock.Now()))
 }
 
 // householdState is a status as Home Assistant's entities show it.
 func householdState(r household.Rules, st household.Status) haentities.HouseholdState {
 	h := haentities.HouseholdState{Enabled: st.Enabled, State: string(st.State), LimitMinutes: st.Limit, BonusMinutes: st.Bonus,
 		UsedSeconds: int64(st.Used / time.Second), LeftSeconds: -1, WhyBlocked: st.Refusal, Paused: st.Paused, Day: st.Day,
-		ClockTrusted: st.ClockTrusted}
+		ClockTrusted: st.ClockTrusted, Profile: st.Profile, Player: st.Player}
 	if st.Left >= 0 {
 		h.LeftSeconds = int64(st.Left / time.Second)
 	}
@@ -394,4 +396,48 @@ func (h haHousehold) Grant(ctx context.Context, minutes int, by string) error {
 func (h haHousehold) Pause(ctx context.Context, on bool, by string) error {
 	_, err := h.householdControls.Pause(ctx, on, by)
 	return err
+}
+
+func (h haHousehold) SetPlayer(ctx context.Context, name, by string) error {
+	_, err := h.householdControls.SetPlayer(ctx, name, by)
+	return err
+}
+
+// SetPlayer chooses the profile playing from the next game ("" none).
+func (c householdControls) SetPlayer(ctx context.Context, name, by string) (household.Report, error) {
+	e, err := c.enforcer()
+	if err != nil {
+		return household.Report{}, err
+	}
+	st, err := e.SetPlayer(name, by)
+	return c.report(st), err
+}
+
+// padsChanged chooses the player by the game pad picked up: when the pads connected include one
+// profile's bound pad and no other profile's, that profile plays (from the next game; a game
+// running keeps its player). Two bound pads at once choose nobody: the choice stays as it was.
+func (d *Daemon) padsChanged(pads []controllers.Pad) {
+	e := d.household
+	if e == nil {
+		return
+	}
+	rules := d.config().Household
+	var bound []string
+	for _, p := range rules.Profiles {
+		if p.Pad == "" {
+			continue
+		}
+		for _, pad := range pads {
+			if k := strings.ToLower(pad.Key); k == p.Pad || strings.HasPrefix(k, p.Pad+"#") {
+				bound = append(bound, p.Name)
+				break
+			}
+		}
+	}
+	if len(bound) != 1 || e.Player() == bound[0] {
+		return
+	}
+	if _, err := e.SetPlayer(bound[0], "pad"); err != nil {
+		d.log.Warn().Err(err).Msg("household: the player of the pad picked up not chosen")
+	}
 }

@@ -33,6 +33,7 @@ func (d *Daemon) newSystem(sys System, has haentities.Sources) *sensors.System {
 	}
 	if has.Controllers {
 		s.Pads = controllers.Scanner{InputDevices: sys.InputDevices, Sys: sys.Sys}
+		s.PadsChanged = d.padsChanged
 	}
 	return s
 }

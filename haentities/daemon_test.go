@@ -107,8 +107,8 @@ func TestDiscoverySets(t *testing.T) {
 		noVersion         bool
 		want, wantKept    []string
 	}{
-		{"hook", false, false, false, false, false, false, false, allSources, false, play, cat(diag, sys, ctl, pwr, hh, saves, mcp, sel)},
-		{"hook with everything on", false, true, true, true, true, true, true, allSources, false, play, cat(diag, sys, ctl, pwr, hh, saves, mcp, sel)},
+		{"hook", false, false, false, false, false, false, false, allSources, false, play, cat(diag, sys, ctl, pwr, hh, []string{Player}, saves, mcp, sel)},
+		{"hook with everything on", false, true, true, true, true, true, true, allSources, false, play, cat(diag, sys, ctl, pwr, hh, []string{Player}, saves, mcp, sel)},
 		{"daemon", true, false, false, false, false, false, false, allSources, false, cat(play, diag, sys, sel), nil},
 		{"daemon with controls", true, true, false, false, false, false, false, allSources, false, cat(play, diag, sys, ctl, sel), nil},
 		{"daemon with power", true, false, true, false, false, false, false, allSources, false, cat(play, diag, sys, pwr, sel), nil},

@@ -107,8 +107,11 @@ func Config(s Settings, e Entity, at time.Time) Message {
 	if !e.NoState {
 		c.StateTopic = s.StateTopic(e.Key)
 	}
-	if e.Key == Favorite {
+	switch e.Key {
+	case Favorite:
 		c.Options = favoriteOptions(s)
+	case Player:
+		c.Options = playerOptions(s)
 	}
 	if e.Attributes {
 		c.JSONAttributesTopic = s.AttributesTopic(e.Key)

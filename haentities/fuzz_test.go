@@ -28,7 +28,7 @@ func FuzzPayloads(f *testing.F) {
 		msgs = append(msgs, DiagnosticStates(s, DiagnosticValues{BatoceraVersion: game, CabinetVersion: rom}, goldenNow)...)
 		msgs = append(msgs, HouseholdStates(s, HouseholdState{State: ssType, Bedtime: system, WhyBlocked: game, Profile: systemName,
 			Day: rom, LimitMinutes: len(game) - 5, LeftSeconds: int64(len(rom)) - 5}, goldenNow)...)
-		msgs = append(msgs, LimitEventMessage(s, LimitRefused, game, rom, len(system)-3, goldenNow, goldenNow))
+		msgs = append(msgs, LimitEventMessage(s, LimitRefused, game, rom, system, len(system)-3, goldenNow, goldenNow))
 		msgs = append(msgs, SaveSyncStates(s, SaveSyncState{State: ssType, LastError: game, UploadsToday: len(rom) - 5}, goldenNow)...)
 		msgs = append(msgs, SaveProblemMessage(s, SaveProblem{Kind: ssType, Game: game, System: system, ROM: rom, Slot: systemName,
 			Detail: game, Todo: rom}, goldenNow))

@@ -58,6 +58,9 @@ type Settings struct {
 	// LimitsOn is cabinet.household.enabled: the daemon announces time_left_today, limit_state and
 	// the limit event (so does Household).
 	LimitsOn bool
+	// Profiles are cabinet.household.profiles, comma-separated: the player select's options after
+	// PlayerNone (announced only when there are some).
+	Profiles string
 	// SaveSync is cabinet.romm.sync_saves: the daemon announces the save_sync sensor and the
 	// save_problem event.
 	SaveSync bool

@@ -1,7 +1,10 @@
 package haentities
 
 import (
+	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
@@ -19,8 +22,12 @@ const (
 	ExtraTime30   = "extra_time_30"   // button: +30 minutes today
 	ExtraTime60   = "extra_time_60"   // button: +60 minutes today
 	PausePlay     = "pause_play"      // switch: no play until a parent turns it off
-	LimitEvent    = "limit"           // event: LimitWarned … LimitRefused
+	LimitEvent    = "limit"           // event: LimitWarned … LimitTimeRequested
+	Player        = "player"          // select: the household's profiles; who plays from the next game
 )
+
+// PlayerNone is the player select's first option: no profile, the cabinet's own rules.
+const PlayerNone = "—"
 
 // Limit states (the enum options of limit_state).
 const (
@@ -38,6 +45,8 @@ const (
 	LimitReached  = "reached"  // the time is up and the game is stopped
 	LimitExtended = "extended" // a parent granted time (minutes: how much)
 	LimitRefused  = "refused"  // a game was not allowed to start
+	// LimitTimeRequested: the player asked for more time from the cabinet (minutes: how much).
+	LimitTimeRequested = "time_requested"
 )
 
 // MaxDailyLimit is the largest daily limit, in minutes: the whole day. The daily_limit number shows
@@ -73,8 +82,30 @@ func HouseholdEntities() []Entity {
 		button(ExtraTime60, "Extra time 60"),
 		{Key: PausePlay, Component: ComponentSwitch, Name: "Pause play", Icon: "mdi:pause-octagon", Command: true, Confirmed: true},
 		{Key: LimitEvent, Component: ComponentEvent, Name: "Limit", Icon: "mdi:timer-alert-outline",
-			EventTypes: []string{LimitWarned, LimitReached, LimitExtended, LimitRefused}},
+			EventTypes: []string{LimitWarned, LimitReached, LimitExtended, LimitRefused, LimitTimeRequested}},
+		{Key: Player, Component: ComponentSelect, Name: "Player", Icon: "mdi:account-switch", Command: true, Confirmed: true},
 	}
+}
+
+// playerOptions are the player select's options: PlayerNone, then Settings.Profiles.
+func playerOptions(s Settings) []string {
+	out := []string{PlayerNone}
+	if s.Profiles != "" {
+		out = append(out, strings.Split(s.Profiles, ",")...)
+	}
+	return out
+}
+
+// ParsePlayer reads the player select's command: a profile's name, or "" for PlayerNone.
+func ParsePlayer(s Settings, payload []byte) (string, error) {
+	v := strings.TrimSpace(string(payload))
+	if v == PlayerNone {
+		return "", nil
+	}
+	if !slices.Contains(playerOptions(s), v) {
+		return "", fmt.Errorf("%q is not one of the household's players (%s)", untrusted.Clean(v, 40), s.Profiles)
+	}
+	return v, nil
 }
 
 // householdOn says whether the setting that gates a household entity is on (cabinet.ha.household for
@@ -86,6 +117,8 @@ func householdOn(s Settings, key string) (on, ok bool) {
 		return s.Household, true
 	case TimeLeftToday, LimitState, LimitEvent:
 		return s.Household || s.LimitsOn, true
+	case Player:
+		return (s.Household || s.LimitsOn) && s.Profiles != "", true
 	}
 	return false, false
 }
@@ -103,7 +136,8 @@ type HouseholdState struct {
 	Paused       bool   // a parent paused play
 	Day          string // the local date counted ("2006-01-02")
 	ClockTrusted bool   // the cabinet's clock is set: the day is the real one
-	Profile      string // the player's profile; "" for the household's one
+	Profile      string // whose time this is (the running game's player, else Player); "" the cabinet's
+	Player       string // the player chosen now; "" none
 }
 
 // timeLeftAttrs are time_left_today's attributes. Every key is always there, null when it has no
@@ -161,6 +195,11 @@ func HouseholdStates(s Settings, h HouseholdState, at time.Time) []Message {
 	}
 	st(LimitState, state)
 	st(PausePlay, onOff(h.Paused))
+	player := h.Player
+	if player == "" {
+		player = PlayerNone
+	}
+	st(Player, player)
 	return out
 }
 
@@ -195,16 +234,16 @@ type limitEvent struct {
 	Detail    *string `json:"detail"`
 	Minutes   int     `json:"minutes"`
 	At        string  `json:"at"`
-	Profile   *string `json:"profile"` // null until the household has profiles
+	Profile   *string `json:"profile"` // whose time; null for the cabinet's own
 }
 
 // LimitEventMessage is a limit event: kind is one of LimitWarned, LimitReached, LimitExtended,
 // LimitRefused; game the game concerned ("" for none), detail a short reason, minutes what is left
 // (warned) or granted (extended); when is the moment it happened, at when the message is built. Not
 // retained; time-sensitive: a late "time is up" would notify a parent at the wrong time.
-func LimitEventMessage(s Settings, kind, game, detail string, minutes int, when, at time.Time) Message {
+func LimitEventMessage(s Settings, kind, game, detail, profile string, minutes int, when, at time.Time) Message {
 	p := limitEvent{EventType: kind, Game: optional(clean(game)), Detail: optional(clean(detail)), Minutes: max(minutes, 0),
-		At: formatTime(when)}
+		At: formatTime(when), Profile: optional(untrusted.Clean(profile, maxDeviceRunes))}
 	key := kind + "/" + strconv.Itoa(p.Minutes) + "@" + when.UTC().Format(time.RFC3339Nano)
 	return event(s.StateTopic(LimitEvent), marshal(p), KindTimeSensitive, key, at)
 }

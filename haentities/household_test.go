@@ -37,10 +37,10 @@ func householdStates(s Settings) []Message {
 // householdEvents is one limit event of each type.
 func householdEvents(s Settings) []Message {
 	return []Message{
-		LimitEventMessage(s, LimitWarned, goldenCurrent().Game, "5 minutes left", 5, goldenNow, goldenNow),
-		LimitEventMessage(s, LimitReached, goldenCurrent().Game, "Today's 60 minutes are used up", 0, goldenNow, goldenNow),
-		LimitEventMessage(s, LimitExtended, "", "granted from Home Assistant", 15, goldenNow, goldenNow),
-		LimitEventMessage(s, LimitRefused, "Tetris\u202e\x1b[1m", "bedtime", -4, goldenNow, goldenNow.Add(time.Second)),
+		LimitEventMessage(s, LimitWarned, goldenCurrent().Game, "5 minutes left", "alice", 5, goldenNow, goldenNow),
+		LimitEventMessage(s, LimitReached, goldenCurrent().Game, "Today's 60 minutes are used up", "", 0, goldenNow, goldenNow),
+		LimitEventMessage(s, LimitExtended, "", "granted from Home Assistant", "", 15, goldenNow, goldenNow),
+		LimitEventMessage(s, LimitRefused, "Tetris\u202e\x1b[1m", "bedtime", "", -4, goldenNow, goldenNow.Add(time.Second)),
 	}
 }
 
@@ -55,7 +55,7 @@ func TestGoldenHousehold(t *testing.T) {
 func TestHouseholdEntityIDs(t *testing.T) {
 	want := []string{"switch.batocera_limits", "number.batocera_daily_limit", "sensor.batocera_time_left_today",
 		"sensor.batocera_limit_state", "button.batocera_extra_time", "button.batocera_extra_time_30",
-		"button.batocera_extra_time_60", "switch.batocera_pause_play", "event.batocera_limit"}
+		"button.batocera_extra_time_60", "switch.batocera_pause_play", "event.batocera_limit", "select.batocera_player"}
 	var got []string
 	for _, e := range HouseholdEntities() {
 		id := e.Component + "." + haSlug("Batocera "+e.Name)
@@ -82,7 +82,7 @@ func TestHouseholdConfigs(t *testing.T) {
 			t.Errorf("%s: qos %v entity_category %v availability %v", e.Key, cfg["qos"], cfg["entity_category"], cfg["availability_topic"])
 		}
 		switch e.Component {
-		case ComponentSwitch, ComponentNumber:
+		case ComponentSwitch, ComponentNumber, ComponentSelect:
 			if cfg["state_topic"] != s.StateTopic(e.Key) || cfg["command_topic"] != s.CommandTopic(e.Key) ||
 				cfg["retain"] != false || cfg["optimistic"] != false {
 				t.Errorf("%s: state_topic %v command_topic %v retain %v optimistic %v", e.Key, cfg["state_topic"],
@@ -203,7 +203,7 @@ func TestTimeLeftAttributes(t *testing.T) {
 
 func TestLimitEventMessage(t *testing.T) {
 	s := daemonSettings()
-	m := LimitEventMessage(s, LimitExtended, "Tetris", "granted", 30, goldenNow, goldenNow.Add(time.Second))
+	m := LimitEventMessage(s, LimitExtended, "Tetris", "granted", "", 30, goldenNow, goldenNow.Add(time.Second))
 	if m.Retain || m.QoS != 1 || m.Kind != KindTimeSensitive || m.Key != "extended/30@2026-01-02T20:15:00Z" ||
 		m.Topic != "batocera/0a1b2c3d/limit" || !m.Created.Equal(goldenNow.Add(time.Second)) {
 		t.Errorf("message %+v", m)
@@ -222,7 +222,7 @@ func TestLimitEventMessage(t *testing.T) {
 	if len(p) != len(want) {
 		t.Errorf("payload %s", m.Payload)
 	}
-	other := LimitEventMessage(s, LimitExtended, "Tetris", "granted", 15, goldenNow, goldenNow)
+	other := LimitEventMessage(s, LimitExtended, "Tetris", "granted", "", 15, goldenNow, goldenNow)
 	if other.Key == m.Key {
 		t.Errorf("two grants at the same moment share the key %q", m.Key)
 	}
@@ -295,5 +295,45 @@ func TestParseCommands(t *testing.T) {
 		if got := ExtraTimeMinutes(key); got != want {
 			t.Errorf("ExtraTimeMinutes(%q) = %d, want %d", key, got, want)
 		}
+	}
+}
+
+// TestPlayerSelect: the player select is announced only when the household has profiles (its
+// options "—" then theirs), shows the player chosen, and reads a command as a profile or none.
+func TestPlayerSelect(t *testing.T) {
+	s := daemonSettings()
+	s.Household = true
+	if s.announces(Player) {
+		t.Error("announced without profiles")
+	}
+	s.Profiles = "alice,bob"
+	if !s.announces(Player) {
+		t.Fatal("not announced with profiles")
+	}
+	var e Entity
+	for _, c := range HouseholdEntities() {
+		if c.Key == Player {
+			e = c
+		}
+	}
+	cfg := string(Config(s, e, goldenNow).Payload)
+	if !strings.Contains(cfg, `"options":["—","alice","bob"]`) || !strings.Contains(cfg, `"command_topic":"`+s.CommandTopic(Player)+`"`) {
+		t.Errorf("config %s", cfg)
+	}
+	for payload, want := range map[string]string{"alice": "alice", "—": "", " bob ": "bob"} {
+		if got, err := ParsePlayer(s, []byte(payload)); err != nil || got != want {
+			t.Errorf("%q: %q %v", payload, got, err)
+		}
+	}
+	if _, err := ParsePlayer(s, []byte("carol")); err == nil || !strings.Contains(err.Error(), "alice,bob") {
+		t.Errorf("an unknown player: %v", err)
+	}
+	msgs := HouseholdStates(s, HouseholdState{Player: "bob", LimitMinutes: -1, LeftSeconds: -1}, goldenNow)
+	found := false
+	for _, m := range msgs {
+		found = found || m.Topic == s.StateTopic(Player) && string(m.Payload) == "bob"
+	}
+	if !found {
+		t.Errorf("the player's state is not published: %v", msgs)
 	}
 }

@@ -48,7 +48,7 @@ func fullCapture() []Message {
 		PictureState(other, LastScreenshot, tinyJPEG(), goldenNow))
 	msgs = append(msgs, PlayTimeTodayStates(other, PlayDay{Seconds: 60, Day: "2026-01-02"}, goldenNow)...)
 	msgs = append(msgs, HouseholdStates(other, HouseholdState{LimitMinutes: -1, LeftSeconds: -1}, goldenNow)...)
-	msgs = append(msgs, LimitEventMessage(other, LimitRefused, "Tetris", "bedtime", 0, goldenNow, goldenNow))
+	msgs = append(msgs, LimitEventMessage(other, LimitRefused, "Tetris", "bedtime", "", 0, goldenNow, goldenNow))
 	msgs = append(msgs, SaveSyncStates(other, SaveSyncState{}, goldenNow)...)
 	msgs = append(msgs, SaveProblemMessage(other, SaveProblem{Kind: SaveProblemError, Detail: "RomM is down"}, goldenNow))
 	msgs = append(msgs, MCPClientsStates(other, MCPClientsState{}, goldenNow)...)

@@ -60,6 +60,7 @@ func haSettings(cfg *config.Config, version string, isDaemon bool) (haentities.S
 		SaveSync:        isDaemon && cfg.RomM.SyncSaves,
 		MCPClients:      isDaemon && httpConfig(cfg).OAuth != nil, // sign-in on, with a usable public URL
 		LimitsOn:        isDaemon && householdRules(cfg).Enabled,
+		Profiles:        daemonProfiles(cfg, isDaemon),
 		MAC:             cabinetMAC(cfg, isDaemon),
 	}
 	return s, s.Validate()
@@ -191,6 +192,14 @@ func daemonConfig(l *config.Loaded, version string) (daemon.Loaded, error) {
 		err = errors.Join(err, aerr)
 	}
 	return daemon.Loaded{Config: dc, Warnings: l.Warnings, Err: err}, nil
+}
+
+// daemonProfiles are the household's profiles for the player select (the daemon's only).
+func daemonProfiles(cfg *config.Config, isDaemon bool) string {
+	if !isDaemon {
+		return ""
+	}
+	return strings.Join(householdRules(cfg).ProfileNames(), ",")
 }
 
 // householdRules are the play-time rules of cabinet.household.* (the

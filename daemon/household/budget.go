@@ -38,6 +38,8 @@ type Status struct {
 	// Profile is whose time and rules these are ("" the cabinet's): the running game's player,
 	// else the player now.
 	Profile string
+	// Player is the player chosen now ("" none): whose the next game is.
+	Player string
 	// Day is the play day counted (a local date); ClockTrusted says the
 	// wall clock placed it (else it is the last day the cabinet knew).
 	Day          string

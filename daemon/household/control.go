@@ -19,7 +19,7 @@ func (e *Enforcer) Status() Status {
 	m, l := e.current(loc)
 	prof := l.profileNow()
 	st := statusOf(rules.For(prof), l.as(prof), m, loc)
-	st.Profile = prof
+	st.Profile, st.Player = prof, l.Player
 	return st
 }
 
@@ -83,7 +83,7 @@ func (e *Enforcer) change(fn func(l *Ledger) error) (Status, error) {
 	}
 	prof = full.profileNow()
 	st := statusOf(rules.For(prof), full.as(prof), m, loc)
-	st.Profile = prof
+	st.Profile, st.Player = prof, full.Player
 	e.mu.Unlock()
 	e.kick()
 	return st, nil

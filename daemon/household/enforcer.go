@@ -332,6 +332,7 @@ func (e *Enforcer) step(ctx context.Context) time.Duration {
 		}
 	}
 	st.Profile, before.Profile = prof, prof
+	st.Player, before.Player = full.Player, full.Player
 	full.put(prof, l)
 	// Written at every decision, and at least every PersistEvery while a
 	// game runs.

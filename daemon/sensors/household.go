@@ -17,6 +17,8 @@ type HouseholdControl interface {
 	SetTodayLimit(ctx context.Context, minutes int, by string) error
 	Grant(ctx context.Context, minutes int, by string) error
 	Pause(ctx context.Context, on bool, by string) error
+	// SetPlayer chooses the profile playing from the next game ("" none).
+	SetPlayer(ctx context.Context, name, by string) error
 }
 
 // HouseholdBy is who a household command from Home Assistant comes from.
@@ -30,11 +32,13 @@ type householdCall func(ctx context.Context, h HouseholdControl) error
 // (dup) is ignored: it may be one the daemon already carried out, and extra time must not be
 // granted twice. A switch or the number set again is harmless, so their dup is not heeded.
 func (c *Controls) onHousehold(log zerolog.Logger, settings haentities.Settings, entity string, payload []byte, dup bool) {
-	if !settings.Household {
+	// The player select comes with the limits too (what a parent reads); the controls need
+	// cabinet.ha.household.
+	if !settings.Household && !(entity == haentities.Player && settings.LimitsOn) {
 		log.Warn().Msg("HA command ignored: cabinet.ha.household is off")
 		return
 	}
-	call, err := parseHousehold(entity, payload)
+	call, err := parseHousehold(settings, entity, payload)
 	if err != nil {
 		log.Warn().Str("reason", err.Error()).Int("bytes", len(payload)).Msg("HA command ignored")
 		return
@@ -58,8 +62,14 @@ func (c *Controls) onHousehold(log zerolog.Logger, settings haentities.Settings,
 
 // parseHousehold reads a household command: ON/OFF for the switches, whole minutes from 0 to
 // haentities.MaxDailyLimit for the daily limit, PRESS for the extra-time buttons.
-func parseHousehold(entity string, payload []byte) (householdCall, error) {
+func parseHousehold(settings haentities.Settings, entity string, payload []byte) (householdCall, error) {
 	switch entity {
+	case haentities.Player:
+		name, err := haentities.ParsePlayer(settings, payload)
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context, h HouseholdControl) error { return h.SetPlayer(ctx, name, HouseholdBy) }, nil
 	case haentities.Limits, haentities.PausePlay:
 		on, err := haentities.ParseSwitch(payload)
 		if err != nil {

@@ -48,6 +48,10 @@ func (f *fakeHousehold) Pause(ctx context.Context, on bool, by string) error {
 	return f.record(ctx, fmt.Sprintf("Pause(%v, %s)", on, by))
 }
 
+func (f *fakeHousehold) SetPlayer(ctx context.Context, name, by string) error {
+	return f.record(ctx, fmt.Sprintf("SetPlayer(%q, %s)", name, by))
+}
+
 // TestHouseholdCommands: each household entity and payload becomes its call while
 // cabinet.ha.household is on; a redelivered press, a bad payload, the setting off or no rules
 // yet are ignored with a log line saying why.
@@ -84,11 +88,14 @@ func TestHouseholdCommands(t *testing.T) {
 		{"setting off", false, false, haentities.ExtraTime, "PRESS", false, "", "cabinet.ha.household is off"},
 		{"setting off, switch", false, false, haentities.Limits, "OFF", false, "", "cabinet.ha.household is off"},
 		{"rules not ready", true, true, haentities.ExtraTime, "PRESS", false, "", "not ready"},
+		{"player", true, false, haentities.Player, "bob", false, `SetPlayer("bob", home_assistant)`, ""},
+		{"no player", true, false, haentities.Player, "—", false, `SetPlayer("", home_assistant)`, ""},
+		{"unknown player", true, false, haentities.Player, "carol", false, "", "not one of the household's players"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHost(haentities.Sources{})
-			h.rules.Settings.Household = tt.household
+			h.rules.Settings.Household, h.rules.Settings.Profiles = tt.household, "alice,bob"
 			fake := &fakeHousehold{}
 			var logs bytes.Buffer
 			c := &Controls{Host: h, Clock: clock.NewFake(time.Time{}), Log: zerolog.New(&logs), Ctx: context.Background(),
@@ -138,13 +145,16 @@ func TestHouseholdRefusal(t *testing.T) {
 // FuzzParseHousehold: whatever arrives on a household command topic, a call is made only for one
 // of the household entities with its exact payload.
 func FuzzParseHousehold(f *testing.F) {
-	for _, e := range []string{haentities.Limits, haentities.DailyLimit, haentities.ExtraTime, haentities.PausePlay, haentities.QuitGame} {
+	for _, e := range []string{haentities.Limits, haentities.DailyLimit, haentities.ExtraTime, haentities.PausePlay, haentities.QuitGame, haentities.Player} {
 		f.Add(e, "ON")
 		f.Add(e, "PRESS")
 		f.Add(e, "90.0")
+		f.Add(e, "alice")
+		f.Add(e, "—")
 	}
+	settings := haentities.Settings{Profiles: "alice,bob"}
 	f.Fuzz(func(t *testing.T, entity, payload string) {
-		call, err := parseHousehold(entity, []byte(payload))
+		call, err := parseHousehold(settings, entity, []byte(payload))
 		if err != nil {
 			return
 		}
@@ -160,6 +170,10 @@ func FuzzParseHousehold(f *testing.F) {
 				t.Fatalf("switch %s accepted %q", entity, payload)
 			}
 		case haentities.DailyLimit:
+		case haentities.Player:
+			if p := strings.TrimSpace(payload); p != "alice" && p != "bob" && p != haentities.PlayerNone {
+				t.Fatalf("player accepted %q", payload)
+			}
 		default:
 			if haentities.ExtraTimeMinutes(entity) == 0 || payload != haentities.PayloadPress {
 				t.Fatalf("parseHousehold(%q, %q) accepted", entity, payload)

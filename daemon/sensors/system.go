@@ -64,6 +64,9 @@ type System struct {
 	Audio  VolumeControl
 	Pads   PadScanner
 	Update UpdateChecker
+	// PadsChanged, when set, is told the pads present at the first reading and after every change
+	// (the household chooses the player by the pad picked up).
+	PadsChanged func([]controllers.Pad)
 
 	mu     sync.Mutex
 	volume *audioState // last published; nil before the first reading
@@ -214,6 +217,9 @@ func (s *System) readPads() {
 	s.mu.Unlock()
 	if known && reflect.DeepEqual(before, pads) {
 		return
+	}
+	if s.PadsChanged != nil {
+		s.PadsChanged(pads)
 	}
 	settings, now := s.Host.Rules().Settings, s.Clock.Now()
 	shown := make([]haentities.Pad, len(pads))
