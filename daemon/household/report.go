@@ -29,6 +29,11 @@ type Report struct {
 	// NextPlay is when play is possible again (RFC 3339), when known.
 	NextPlay *string     `json:"next_play"`
 	Rules    RulesReport `json:"rules"`
+	// Profile is whose time and rules these are (the running game's player, else Player); null:
+	// the cabinet's own. Player is the player chosen now (null: none); Profiles the household's.
+	Profile  *string  `json:"profile"`
+	Player   *string  `json:"player"`
+	Profiles []string `json:"profiles"`
 }
 
 // RulesReport is the rules in force.
@@ -43,7 +48,8 @@ type RulesReport struct {
 }
 
 // NewReport reports the rules and a status.
-func NewReport(r Rules, st Status, loc *time.Location) Report {
+func NewReport(all Rules, st Status, loc *time.Location) Report {
+	r := all.For(st.Profile)
 	opt := func(n int) *int {
 		if n < 0 {
 			return nil
@@ -74,6 +80,13 @@ func NewReport(r Rules, st Status, loc *time.Location) Report {
 	}
 	if st.Refusal != "" {
 		rep.LaunchRefused = &st.Refusal
+	}
+	rep.Profiles = all.ProfileNames()
+	if st.Profile != "" {
+		rep.Profile = &st.Profile
+	}
+	if st.Player != "" {
+		rep.Player = &st.Player
 	}
 	if !st.NextPlay.IsZero() {
 		t := st.NextPlay.In(loc).Format(time.RFC3339)

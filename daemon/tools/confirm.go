@@ -104,6 +104,12 @@ func confirmAsks(w wiring) map[string]asker {
 		"batocera_grant_time": func(_ context.Context, args map[string]any) string {
 			return fmt.Sprintf("Give %s more minutes of play today on %s?", numberText(args["minutes"]), cabinet)
 		},
+		"batocera_set_player": func(_ context.Context, args map[string]any) string {
+			if p, _ := args["player"].(string); strings.TrimSpace(p) != "" {
+				return fmt.Sprintf("Let %s play on %s from the next game, with their own rules and time?", untrusted.Clean(p, 32), cabinet)
+			}
+			return fmt.Sprintf("Play on %s with no profile (the cabinet's own rules) from the next game?", cabinet)
+		},
 		"batocera_pause_play": func(_ context.Context, args map[string]any) string {
 			if p, _ := args["paused"].(bool); p {
 				return fmt.Sprintf("Pause play on %s now? No game can be played until play is resumed.", cabinet)

@@ -60,6 +60,8 @@ type Household interface {
 	Grant(ctx context.Context, minutes int, by string) (household.Report, error)
 	// Pause turns "pause play now" on or off.
 	Pause(ctx context.Context, on bool, by string) (household.Report, error)
+	// SetPlayer chooses the profile playing from the next game ("" none).
+	SetPlayer(ctx context.Context, name, by string) (household.Report, error)
 }
 
 // SaveSync is the daemon's save sync with RomM (nil: the save tools are not registered).

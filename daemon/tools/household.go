@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -93,6 +94,10 @@ func reportProps() []prop {
 		req("paused", boolean("A parent paused play.")),
 		req("launch_refused", nstr("Why a game started now would be ended at once; null: a game may start.")),
 		req("next_play", nstr("When play is possible again (RFC 3339), when known; null otherwise.")),
+		req("profile", nstr("Whose time and rules these are: the running game's player, else the player chosen; null: "+
+			"the cabinet's own rules.")),
+		req("player", nstr("The player chosen now (batocera_set_player); null: none.")),
+		req("profiles", array("The household's players (cabinet.household.profiles).", str("A profile's name."))),
 		req("rules", object("The rules in force (cabinet.household.* in batocera.conf).",
 			req("daily_minutes", nint("Minutes of play a day; null: no daily limit.")),
 			req("weekday_minutes", object("Limits per weekday.", days...)),
@@ -311,4 +316,70 @@ func pausePlay(ctx context.Context, hh Household, g *guard, cabinet string, a pa
 		return limitsAction(actionResult(cabinet, outcomeDryRun, would, sent, warnings), rep), nil
 	}
 	return limitsAction(actionResult(cabinet, outcomeDone, done, sent, warnings), rep), nil
+}
+
+type setPlayerArgs struct {
+	Player *string `json:"player"`
+}
+
+func setPlayerTool(hh Household, g *guard, cabinet string) (mcp.Tool, server.ToolHandlerFunc) {
+	t := define("batocera_set_player", "Choose the player",
+		"Choose who plays from the next game on: one of the household's profiles (batocera_get_limits lists them "+
+			"in profiles), whose own rules and time then apply; \"\" for none (the cabinet's rules). A game running "+
+			"keeps its player's rules and time until it ends: switching never escapes a limit. A parent's decision, "+
+			"or the player's own when a parent agrees. The answer has the limits afterwards.",
+		writes, true,
+		withInput(req("player", str("A profile's name, or \"\" for none.", maxLen(32)))),
+		withOutput(actionProps(req("limits", object("The play-time limits afterwards (as batocera_get_limits).",
+			reportProps()...)))...))
+	return t, typed(func(ctx context.Context, a setPlayerArgs) (LimitsActionResult, error) {
+		return setPlayer(ctx, hh, g, cabinet, a)
+	})
+}
+
+func setPlayer(ctx context.Context, hh Household, g *guard, cabinet string, a setPlayerArgs) (LimitsActionResult, error) {
+	if a.Player == nil {
+		return LimitsActionResult{}, refuse("Give player: a profile's name, or \"\" for none.")
+	}
+	name := strings.ToLower(strings.TrimSpace(*a.Player))
+	rep, err := hh.Report(ctx)
+	if err != nil {
+		return LimitsActionResult{}, householdFailure("read the play-time rules", err)
+	}
+	if name != "" && !slices.Contains(rep.Profiles, name) {
+		if len(rep.Profiles) == 0 {
+			return LimitsActionResult{}, refuse("The household has no profiles: a parent lists them in cabinet.household.profiles.")
+		}
+		return LimitsActionResult{}, refuse("No profile %q: the household's are %s.", untrusted.Clean(name, 32), strings.Join(rep.Profiles, ", "))
+	}
+	if rep.Player != nil && *rep.Player == name || rep.Player == nil && name == "" {
+		return limitsAction(actionResult(cabinet, outcomeUnchanged, playerText(name)+" already plays.", nil, nil), rep), nil
+	}
+	sent := []string{"PLAYER " + map[bool]string{true: "none", false: name}[name == ""]}
+	dry, err := g.run(ctx, action{what: "choose the player", sent: sent, send: func(ctx context.Context) error {
+		after, err := hh.SetPlayer(ctx, name, householdBy)
+		if err != nil {
+			return householdFailure("choose the player", err)
+		}
+		rep = after
+		return nil
+	}})
+	if err != nil {
+		return LimitsActionResult{}, err
+	}
+	var warnings []string
+	if rep.Profile != nil && *rep.Profile != name || rep.Profile == nil && name != "" {
+		warnings = append(warnings, "A game is running: it keeps its own player's rules and time until it ends.")
+	}
+	if dry {
+		return limitsAction(actionResult(cabinet, outcomeDryRun, "Would choose "+playerText(name)+".", sent, warnings), rep), nil
+	}
+	return limitsAction(actionResult(cabinet, outcomeDone, playerText(name)+" plays from the next game.", sent, warnings), rep), nil
+}
+
+func playerText(name string) string {
+	if name == "" {
+		return "No profile (the cabinet's rules)"
+	}
+	return name
 }

@@ -28,6 +28,7 @@ type fakeHousehold struct {
 	paused  bool
 	used    int    // minutes played today
 	refusal string // a launch refusal while play is otherwise allowed
+	player  string
 	err     error
 	calls   []string
 }
@@ -47,7 +48,8 @@ func (f *fakeHousehold) report() household.Report {
 	r, _ := household.Parse(f.values)
 	st := household.Status{Enabled: r.Enabled, State: household.StateOff, Day: "2025-05-01", Weekday: time.Thursday,
 		ClockTrusted: true, Limit: r.DayLimit(time.Thursday), Bonus: f.bonus, Used: time.Duration(f.used) * time.Minute,
-		Left: -1, SessionLeft: -1, UntilBedtime: -1, Remaining: -1, Paused: f.paused, Bedtime: r.Bedtime}
+		Left: -1, SessionLeft: -1, UntilBedtime: -1, Remaining: -1, Paused: f.paused, Bedtime: r.Bedtime,
+		Profile: f.player, Player: f.player}
 	if f.today >= 0 {
 		st.Limit = f.today
 	}
@@ -120,6 +122,10 @@ func (f *fakeHousehold) Pause(_ context.Context, on bool, by string) (household.
 	return f.change(fmt.Sprintf("Pause %t by %s", on, by), func() error { f.paused = on; return nil })
 }
 
+func (f *fakeHousehold) SetPlayer(_ context.Context, name, by string) (household.Report, error) {
+	return f.change(fmt.Sprintf("SetPlayer %q by %s", name, by), func() error { f.player = name; return nil })
+}
+
 func (f *fakeHousehold) set(mod func(f *fakeHousehold)) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -139,7 +145,8 @@ func householdRig(t *testing.T, opts Options, f *fakeHousehold) *rig {
 	return newRig(t, rigConfig{opts: opts, deps: func(d *Deps) { d.Household = f }})
 }
 
-var householdTools = []string{"batocera_get_limits", "batocera_set_limits", "batocera_grant_time", "batocera_pause_play"}
+var householdTools = []string{"batocera_get_limits", "batocera_set_limits", "batocera_grant_time", "batocera_pause_play",
+	"batocera_set_player"}
 
 func TestHouseholdRegistration(t *testing.T) {
 	for _, tc := range []struct {
@@ -554,5 +561,32 @@ func TestLimitsSchemaIsTheReport(t *testing.T) {
 	}
 	if len(tl.OutputSchema.Required) != len(tl.OutputSchema.Properties) {
 		t.Errorf("not every field is required: %v", tl.OutputSchema.Required)
+	}
+}
+
+// TestSetPlayer: a profile of the household is chosen, again is unchanged, "" is none; a name the
+// household does not have, or a household without profiles, is refused naming what there is.
+func TestSetPlayer(t *testing.T) {
+	f := newFakeHousehold(map[string]string{hp + "enabled": "1", hp + "profiles": "alice,bob"})
+	r := householdRig(t, Options{}, f)
+	var got LimitsActionResult
+	r.ok("batocera_set_player", map[string]any{"player": " Alice "}, &got)
+	if got.Outcome != outcomeDone || got.Limits.Player == nil || *got.Limits.Player != "alice" || strings.Join(got.Sent, "") != "PLAYER alice" {
+		t.Errorf("alice: %+v %+v", got.ActionResult, got.Limits)
+	}
+	r.ok("batocera_set_player", map[string]any{"player": "alice"}, &got)
+	if got.Outcome != outcomeUnchanged {
+		t.Errorf("alice again: %+v", got.ActionResult)
+	}
+	r.ok("batocera_set_player", map[string]any{"player": ""}, &got)
+	if got.Outcome != outcomeDone || got.Limits.Player != nil || strings.Join(f.takeCalls(), "|") != `SetPlayer "alice" by mcp|SetPlayer "" by mcp` {
+		t.Errorf("none: %+v", got.ActionResult)
+	}
+	if msg := r.refused("batocera_set_player", map[string]any{"player": "carol"}); !strings.Contains(msg, "alice, bob") {
+		t.Errorf("carol: %q", msg)
+	}
+	f.set(func(f *fakeHousehold) { f.values = map[string]string{hp + "enabled": "1"} })
+	if msg := r.refused("batocera_set_player", map[string]any{"player": "alice"}); !strings.Contains(msg, "cabinet.household.profiles") {
+		t.Errorf("no profiles: %q", msg)
 	}
 }

@@ -112,6 +112,7 @@ func buildToolset(w wiring) *toolset {
 		ts.addWrite(setLimitsTool(d.Household, g, d.Name))
 		ts.addWrite(grantTimeTool(d.Household, g, d.Name))
 		ts.addWrite(pausePlayTool(d.Household, g, d.Name))
+		ts.addWrite(setPlayerTool(d.Household, g, d.Name))
 	}
 	addLibraryTools(ts, w)
 	return ts

@@ -69,6 +69,7 @@ var toolScopes = map[string]string{
 	"library_resolve_save":      ScopeLibrary,
 	"batocera_power":            ScopePower,
 	"batocera_set_limits":       ScopeHousehold,
+	"batocera_set_player":       ScopeHousehold,
 	"batocera_grant_time":       ScopeHousehold,
 	"batocera_pause_play":       ScopeHousehold,
 	"batocera_set_ui_mode":      ScopeHousehold,
