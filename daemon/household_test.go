@@ -39,6 +39,7 @@ func householdRigWith(t testing.TB, before func(*rig), kv ...string) *rig {
 		c.Rules.Settings.Household = true
 		c.Household, _ = household.Parse(values)
 		c.Rules.Settings.LimitsOn = c.Household.Enabled
+		c.Rules.Settings.Profiles = strings.Join(c.Household.ProfileNames(), ",")
 	}, func(r *rig) {
 		r.loop = &playLoop{rearmed: make(chan struct{})}
 		r.armed = r.loop.arm(r.clock)
@@ -69,8 +70,14 @@ func (r *rig) fileHousehold(c *Config) {
 			values[k.Name] = v
 		}
 	}
+	for _, line := range strings.Split(string(data), "\n") { // the profiles' keys
+		if k, v, ok := strings.Cut(line, "="); ok && strings.HasPrefix(k, household.ProfilePrefix) {
+			values[k] = v
+		}
+	}
 	c.Household, _ = household.Parse(values)
 	c.Rules.Settings.LimitsOn = c.Household.Enabled
+	c.Rules.Settings.Profiles = strings.Join(c.Household.ProfileNames(), ",")
 }
 
 // play launches the library's nes game n in ES and hands the daemon its
