@@ -210,6 +210,7 @@ func Run(ctx context.Context, opts Options) error {
 	d.sys = d.newSystem(cfg.System, cfg.Rules.Settings.Has)
 	d.power = &sensors.PowerState{Host: sensorHost{d}, Clock: d.clock, Log: d.log}
 	d.household = d.newEnforcer()
+	owner.Profile = d.household.Player
 	d.saves = newSaveSync(d)
 	d.selected = newSelectedFeed(d)
 	d.favorites.wake = make(chan struct{}, 1)

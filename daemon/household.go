@@ -46,6 +46,7 @@ func (d *Daemon) runningGame() household.Running {
 	if snap.Playing && !snap.CurrentIgnored {
 		r.Playing, r.BootID, r.From = true, snap.CurrentBootID, snap.CurrentBoot
 		r.Name, r.System, r.Rom = haentities.GameLabel(snap.Current), snap.Current.System, snap.Current.Rom
+		r.Profile = snap.Current.Profile
 	}
 	return r
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon/sensors"
 	"github.com/batocera-cabinet/cabinet/haentities"
@@ -101,6 +102,20 @@ func TestHouseholdProfiles(t *testing.T) {
 	cabinettest.Await(t, "alice's reached event", r.broker.Changed, func() (bool, string) {
 		ev := r.limitEvents("reached")
 		return len(ev) == 1 && ev[0]["game"] == name && ev[0]["profile"] == "alice", fmt.Sprint(ev)
+	})
+	// Her session is logged as hers.
+	r.clock.Advance(time.Minute) // past the reorder window: the session is final
+	cabinettest.Await(t, "alice's session_end", r.broker.Changed, func() (bool, string) {
+		for _, m := range r.broker.Messages() {
+			var e struct {
+				Type    string `json:"event_type"`
+				Profile string `json:"profile"`
+			}
+			if m.Topic == s.StateTopic(haentities.GameSession) && json.Unmarshal(m.Payload, &e) == nil && e.Type == haentities.EventSessionEnd {
+				return e.Profile == "alice", string(m.Payload)
+			}
+		}
+		return false, "no session_end"
 	})
 	// Now Bob's own hour, none of it used.
 	r.retained(attrs, profile("bob", 60))

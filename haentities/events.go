@@ -14,6 +14,8 @@ type sessionEvent struct {
 	Ended     string `json:"ended,omitempty"`
 	DurationS *int64 `json:"duration_s,omitempty"`
 	SessionID string `json:"session_id"`
+	// Profile is the household's player who launched it; left out for none.
+	Profile *string `json:"profile,omitempty"`
 	gameAttrs
 	sessionAchievements
 }
@@ -32,6 +34,7 @@ func newSessionEvent(typ string, sess Session) sessionEvent {
 		Source:    clean(sess.Source),
 		Started:   formatTime(sess.Started),
 		SessionID: sess.ID,
+		Profile:   optional(clean(sess.Profile)),
 		gameAttrs: newGameAttrs(sess),
 	}
 }

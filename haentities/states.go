@@ -30,6 +30,8 @@ type Session struct {
 	Emulator   string        `json:"emu,omitempty"`
 	Core       string        `json:"core,omitempty"`
 	Source     string        `json:"src,omitempty"` // source that reported the start first: es, configgen, watcher, mcp, ha
+	// Profile is the household's player who launched it ("" none: the cabinet's).
+	Profile string `json:"prof,omitempty"`
 	Started    time.Time     `json:"start"`
 	Ended      time.Time     `json:"end,omitzero"`
 	Duration   time.Duration `json:"dur,omitempty"`

@@ -33,6 +33,9 @@ const (
 
 // Running is the game the daemon's tracker sees running.
 type Running struct {
+	// Profile is the player the game's start was given ("" none, or a start the daemon did not
+	// take: then the player chosen now).
+	Profile string
 	Playing bool
 	// BootID and From are its start on the boot clock.
 	BootID string
@@ -269,6 +272,12 @@ func (e *Enforcer) step(ctx context.Context) time.Duration {
 	}
 	// The end is enforced unless at_limit is warn_only; a pause always is.
 	enforce := func(s Status) bool { return s.EndBy == EndPaused || rules.AtLimit != WarnOnly }
+	if run.Playing && run.BootID == m.BootID && run.BootID != "" && g == nil && run.Profile != "" && run.Profile != prof {
+		// The game's start carries its player (fixed as it launched): its rules and time.
+		full.put(prof, l)
+		prof = run.Profile
+		l, rules = full.as(prof), all.For(prof)
+	}
 	if run.Playing && run.BootID == m.BootID && run.BootID != "" && g == nil {
 		before = Evaluate(rules, l, m, nil, loc)
 		g = &Game{BootID: run.BootID, From: run.From, To: run.From, Name: run.Name, System: run.System, Profile: prof,

@@ -34,6 +34,9 @@ type Owner struct {
 	Log   zerolog.Logger
 	// Now stamps each apply and delivery (nil: bootclock.Now).
 	Now func() tracker.Stamp
+	// Profile, when set, is the household's player now (the daemon's): each game start taken
+	// without one is given it, so its session carries the player it was launched by.
+	Profile func() string
 
 	// mu admits one Apply at a time: Intake.Done counts the records the
 	// apply read, so two interleaved applies would retire each other's.
@@ -76,6 +79,13 @@ func (o *Owner) Apply(r Rules, publish bool, evs ...Keyed) (Result, error) {
 		o.Log.Warn().Err(err).Msg("spool unreadable; its events wait for the next apply")
 	}
 	all = append(append(all, spooled...), evs...)
+	if o.Profile != nil {
+		for i := range all {
+			if all[i].Event.Kind == tracker.KindGameStart && all[i].Event.Profile == "" {
+				all[i].Event.Profile = o.Profile()
+			}
+		}
+	}
 	res, err := Apply(o.Store, r, now, publish, all)
 	if errors.Is(err, store.ErrCorrupt) {
 		// Damaged pages bbolt only finds in use: start a new store (the old

@@ -138,6 +138,9 @@ type Event struct {
 	Source     Source        `json:"src"`
 	Arg        string        `json:"arg,omitempty"` // screensaver type, quit mode
 	Unlock     Unlock        `json:"ach,omitzero"`  // KindAchievement's
+	// Profile is the household's player when the daemon took a game's start (its sessions carry
+	// it); "" from a hook on its own, or when nobody was chosen.
+	Profile string `json:"prof,omitempty"`
 }
 
 // Unlock is an achievement event's payload: RetroAchievements' id, title and description as

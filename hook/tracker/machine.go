@@ -156,7 +156,7 @@ func (c *Core) gameStart(ev Event, cfg Config, fx *[]effect) {
 	o := Open{
 		Session: haentities.Session{
 			Game: eventName(ev), System: sys, SystemName: ev.SystemName, Rom: ev.Path,
-			Emulator: ev.Emulator, Core: ev.Core, Source: string(ev.Source), Started: ev.At,
+			Emulator: ev.Emulator, Core: ev.Core, Source: string(ev.Source), Started: ev.At, Profile: ev.Profile,
 		},
 		Start:    e,
 		Key:      key,
@@ -205,6 +205,9 @@ func (c *Core) sameLaunch(ev Event, key string, cfg Config) bool {
 func (c *Core) merge(ev Event, key string) {
 	o := &c.Open
 	o.Sources |= sourceBit(ev.Source)
+	if o.Profile == "" {
+		o.Profile = ev.Profile
+	}
 	if n := eventName(ev); n != "" && (nameRank(ev.Source) > o.NameRank || o.Game == "") {
 		o.Game, o.NameRank = n, nameRank(ev.Source)
 	}
