@@ -15,6 +15,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/cmd/cabinet/config"
 	"github.com/batocera-cabinet/cabinet/daemon"
 	"github.com/batocera-cabinet/cabinet/daemon/cfaccess"
+	"github.com/batocera-cabinet/cabinet/daemon/controllers"
 	"github.com/batocera-cabinet/cabinet/daemon/doctor"
 	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/daemon/household"
@@ -89,7 +90,7 @@ func doctorEnv(l *config.Loaded) (doctor.Env, error) {
 		ROMarr:             doctorROMarr(cfg),
 		MCP:                doctorMCP(cfg),
 		Extra:              []doctor.Check{{Name: "daemon", Run: daemonSt.check}},
-		PlayTime:           doctor.PlayTimeEnv{Rules: householdRules(cfg), Daemon: daemonSt.household},
+		PlayTime:           doctor.PlayTimeEnv{Rules: householdRules(cfg), Daemon: daemonSt.household, Pads: doctorPads(cfg)},
 		SaveSync:           doctor.SaveSyncEnv{Config: saveSync(cfg), Daemon: daemonSt.saveSync},
 	}
 	// Under a fake root (the simulator, tests) this machine's firewall is
@@ -369,4 +370,14 @@ func (s *daemonStatus) check(ctx context.Context, _ []doctor.Result) doctor.Resu
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// doctorPads reads the game pads connected, for the play-time check (nil where the kernel's list
+// is not: not a cabinet).
+func doctorPads(cfg *config.Config) func() ([]controllers.Pad, error) {
+	sp := systemPaths(cfg)
+	if _, err := os.Stat(sp.InputDevices); err != nil {
+		return nil
+	}
+	return controllers.Scanner{InputDevices: sp.InputDevices, Sys: sp.Sys}.Scan
 }

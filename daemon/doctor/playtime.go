@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/batocera-cabinet/cabinet/daemon/controllers"
 	"github.com/batocera-cabinet/cabinet/daemon/household"
 )
 
@@ -20,6 +21,9 @@ type PlayTimeEnv struct {
 	// not answer (the daemon check says why); a nil report: it answered
 	// without one (it is starting). nil: the daemon is not asked.
 	Daemon func(ctx context.Context) (*household.Report, error)
+	// Pads reads the game pads connected (nil: not read), so a parent sees each pad's id for
+	// cabinet.household.profile.<name>.pad and whose it is.
+	Pads func() ([]controllers.Pad, error)
 }
 
 // CheckPlayTime is the play-time check's name.
@@ -32,6 +36,52 @@ const playTimeOff = `off — to limit play, set cabinet.household.enabled=1 (REA
 // be trusted to place the day and bedtime. Limits reached are not faults:
 // only rules that nothing enforces, or a clock not set, are warnings.
 func checkPlayTime(ctx context.Context, env PlayTimeEnv) Result {
+	res := playTime(ctx, env)
+	res.Lines = append(res.Lines, profileLines(env)...)
+	return res
+}
+
+// profileLines are the household's profiles (whose pad, whose turn) and the pads connected with
+// their ids, to bind one to a profile.
+func profileLines(env PlayTimeEnv) []string {
+	var lines []string
+	if names := env.Rules.ProfileNames(); len(names) > 0 {
+		var ps []string
+		for _, p := range env.Rules.Profiles {
+			text := p.Name
+			if p.Pad != "" {
+				text += " (pad " + p.Pad + ")"
+			}
+			ps = append(ps, text)
+		}
+		lines = append(lines, "Profiles: "+strings.Join(ps, ", "))
+	}
+	if env.Pads == nil {
+		return lines
+	}
+	pads, err := env.Pads()
+	switch {
+	case err != nil:
+		lines = append(lines, "Game pads: not read ("+err.Error()+")")
+	case len(pads) == 0:
+		lines = append(lines, "Game pads: none connected")
+	default:
+		var ps []string
+		for _, pad := range pads {
+			text := fmt.Sprintf("%s [%s]", pad.Name, pad.Key)
+			for _, p := range env.Rules.Profiles {
+				if k := strings.ToLower(pad.Key); p.Pad != "" && (k == p.Pad || strings.HasPrefix(k, p.Pad+"#")) {
+					text += " — " + p.Name + "'s"
+				}
+			}
+			ps = append(ps, text)
+		}
+		lines = append(lines, "Game pads (the id in [] binds one: cabinet.household.profile.<name>.pad): "+strings.Join(ps, "; "))
+	}
+	return lines
+}
+
+func playTime(ctx context.Context, env PlayTimeEnv) Result {
 	var rep *household.Report
 	var err error
 	if env.Daemon != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batocera-cabinet/cabinet/daemon/controllers"
 	"github.com/batocera-cabinet/cabinet/daemon/household"
 )
 
@@ -155,5 +156,26 @@ All checks passed.
 	}
 	if r := got.Checks[1]; r.Name != CheckPlayTime || len(r.Lines) != 3 || !strings.HasPrefix(r.Lines[0], "Today (2026-12-06, Sunday)") {
 		t.Errorf("JSON play time = %+v", r)
+	}
+}
+
+// TestDoctorProfilesAndPads: the check lists the profiles with their pads and each pad connected
+// with its id (to bind one) and whose it is.
+func TestDoctorProfilesAndPads(t *testing.T) {
+	r := rules(t, "enabled", "1", "profiles", "alice,bob", "profile.alice.pad", "A0:AB:51:00:00:0A")
+	pads := func() ([]controllers.Pad, error) {
+		return []controllers.Pad{{Key: "a0:ab:51:00:00:0a", Name: "Wireless Controller"}, {Key: "usb-0000:00:14.0-1/input0", Name: "Arcade Stick"}}, nil
+	}
+	res := checkPlayTime(context.Background(), PlayTimeEnv{Rules: r, Pads: pads})
+	got := strings.Join(res.Lines, "\n")
+	for _, want := range []string{"Profiles: alice (pad a0:ab:51:00:00:0a), bob",
+		"Wireless Controller [a0:ab:51:00:00:0a] — alice's; Arcade Stick [usb-0000:00:14.0-1/input0]"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("lines %q lack %q", got, want)
+		}
+	}
+	res = checkPlayTime(context.Background(), PlayTimeEnv{Rules: rules(t), Pads: func() ([]controllers.Pad, error) { return nil, nil }})
+	if got := strings.Join(res.Lines, "\n"); !strings.Contains(got, "Game pads: none connected") || strings.Contains(got, "Profiles") {
+		t.Errorf("no pads, no profiles: %q", got)
 	}
 }
