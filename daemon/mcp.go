@@ -181,7 +181,7 @@ func (h history) Sessions(ctx context.Context, q tools.HistoryQuery) ([]tools.Se
 	out := make([]tools.Session, len(got))
 	for i, s := range got {
 		out[i] = tools.Session{ID: s.ID, Game: s.Game, System: s.System, ROM: s.Rom, Started: s.Started, Ended: s.Ended, Duration: s.Duration, Source: s.Source,
-			Achievements: s.Unlocks()}
+			Achievements: s.Unlocks(), Profile: s.Profile}
 	}
 	return out, nil
 }

@@ -126,6 +126,8 @@ type Session struct {
 	Source   string // how it was detected, e.g. "hook", "es-api"
 	// Achievements is how many RetroAchievements the session unlocked.
 	Achievements int
+	// Profile is the household's player who launched it ("" none).
+	Profile string
 }
 
 // Achievement is one RetroAchievements unlock from the log: every one,

@@ -103,7 +103,8 @@ func TestPlayHistory(t *testing.T) {
 	sessions := []Session{
 		{ID: "1", Game: "Tetris", System: "nes", ROM: "/r/t.nes", Started: at(28, 10), Ended: at(28, 11), Duration: time.Hour, Source: "hook"},
 		{ID: "2", Game: "Galaga", System: "mame", ROM: "/r/g.zip", Started: at(30, 10), Ended: at(30, 10).Add(10 * time.Minute), Duration: 10 * time.Minute, Source: "hook"},
-		{ID: "3", Game: "Tetris", System: "nes", ROM: "/r/t.nes", Started: at(30, 20), Duration: 30 * time.Minute, Source: "es-api"},
+		{ID: "3", Game: "Tetris", System: "nes", ROM: "/r/t.nes", Started: at(30, 20), Duration: 30 * time.Minute, Source: "es-api",
+			Profile: "alice"},
 	}
 	r := newRig(t, rigConfig{deps: func(d *Deps) { d.History = stubHistory{sessions: sessions, got: &got} }})
 	var h historyResult
@@ -117,6 +118,15 @@ func TestPlayHistory(t *testing.T) {
 	if h.Totals.TotalS != 6000 || len(h.Totals.ByGame) != 2 || h.Totals.ByGame[0] != (gameTotal{"Tetris", "nes", 2, 5400}) ||
 		h.Totals.BySystem[1] != (systemTotal{"mame", 1, 600}) {
 		t.Errorf("totals: got %+v", h.Totals)
+	}
+	// One player's sessions, and those nobody's profile launched.
+	r.ok("batocera_play_history", map[string]any{"profile": "Alice"}, &h)
+	if len(h.Sessions) != 1 || h.Sessions[0].Profile == nil || *h.Sessions[0].Profile != "alice" || h.Totals.TotalS != 1800 {
+		t.Errorf("alice's: %+v, total %d", h.Sessions, h.Totals.TotalS)
+	}
+	r.ok("batocera_play_history", map[string]any{"profile": "none"}, &h)
+	if len(h.Sessions) != 2 || h.Sessions[0].Profile != nil || h.Totals.TotalS != 4200 {
+		t.Errorf("nobody's: %+v, total %d", h.Sessions, h.Totals.TotalS)
 	}
 	r.ok("batocera_play_history", map[string]any{"since": "today", "system": "nes"}, nil)
 	if !got.Since.Equal(at(1, 0).AddDate(0, 1, 0)) || got.System != "nes" {

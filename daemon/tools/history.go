@@ -25,7 +25,9 @@ type historyArgs struct {
 	Since  string `json:"since"`
 	Until  string `json:"until"`
 	System string `json:"system"`
-	Limit  int    `json:"limit"`
+	// Profile keeps one player's sessions ("none": those with no profile).
+	Profile string `json:"profile"`
+	Limit   int    `json:"limit"`
 }
 
 type historyResult struct {
@@ -47,6 +49,7 @@ type sessionOut struct {
 	DurationS    int64   `json:"duration_s"`
 	Source       string  `json:"source"`
 	Achievements int     `json:"achievements"`
+	Profile      *string `json:"profile"`
 }
 
 type historyTotals struct {
@@ -80,6 +83,8 @@ func playHistoryTool(hist History, clock Clock, loc *time.Location) (mcp.Tool, s
 			opt("since", str("Start of the period: "+when, maxLen(40))),
 			opt("until", str("End of the period (default now): "+when, maxLen(40))),
 			opt("system", systemArg("Only sessions of this system.")),
+			opt("profile", str("Only this player's sessions (a profile of the household, as batocera_get_limits lists "+
+				"them); none: the sessions nobody's profile launched. Totals follow; achievements stay everyone's.", maxLen(32))),
 			opt("limit", integer("Sessions listed (totals cover the whole period).", minimum(1), maximum(maxLimit),
 				defaultValue(defaultLimit))),
 		),
@@ -91,6 +96,7 @@ func playHistoryTool(hist History, clock Clock, loc *time.Location) (mcp.Tool, s
 				req("ended", nullable(str("End (RFC 3339), null while it runs."))),
 				req("duration_s", integer("Length in seconds.")), req("source", str("How the session was detected.")),
 				req("achievements", integer("RetroAchievements unlocked in the session.")),
+				req("profile", nullable(str("The household's player who launched it; null: none."))),
 			))),
 			req("totals", object("Totals over the period.",
 				req("by_game", array("Games by time played, most first (top 20).", object("",
@@ -128,6 +134,12 @@ func playHistory(ctx context.Context, hist History, now time.Time, a historyArgs
 	if err != nil {
 		return historyResult{}, refuse("Could not read the play history: %s", untrusted.Clean(err.Error(), maxErrorRunes))
 	}
+	if p := strings.ToLower(strings.TrimSpace(a.Profile)); p != "" {
+		if p == "none" {
+			p = ""
+		}
+		sessions = slices.DeleteFunc(sessions, func(s Session) bool { return s.Profile != p })
+	}
 	slices.SortStableFunc(sessions, func(x, y Session) int { return y.Started.Compare(x.Started) })
 	limit := a.Limit
 	if limit <= 0 {
@@ -149,6 +161,9 @@ func playHistory(ctx context.Context, hist History, now time.Time, a historyArgs
 			Achievements: max(s.Achievements, 0)}
 		if !s.Ended.IsZero() {
 			o.Ended = ptr(timestamp(s.Ended, loc))
+		}
+		if s.Profile != "" {
+			o.Profile = ptr(untrusted.Clean(s.Profile, maxIdent))
 		}
 		if i < limit {
 			res.Sessions = append(res.Sessions, o)
