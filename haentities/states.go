@@ -22,19 +22,19 @@ const (
 // Session is a play session as published and as kept in the session history. A session that has not
 // ended has a zero Ended and Duration.
 type Session struct {
-	ID         string        `json:"id"`
-	Game       string        `json:"game"`
-	System     string        `json:"sys,omitempty"`  // short system name (roms folder), e.g. "nes"
-	SystemName string        `json:"sysn,omitempty"` // full name from ES, e.g. "Nintendo Entertainment System"
-	Rom        string        `json:"rom,omitempty"`  // ROM path
-	Emulator   string        `json:"emu,omitempty"`
-	Core       string        `json:"core,omitempty"`
-	Source     string        `json:"src,omitempty"` // source that reported the start first: es, configgen, watcher, mcp, ha
+	ID         string `json:"id"`
+	Game       string `json:"game"`
+	System     string `json:"sys,omitempty"`  // short system name (roms folder), e.g. "nes"
+	SystemName string `json:"sysn,omitempty"` // full name from ES, e.g. "Nintendo Entertainment System"
+	Rom        string `json:"rom,omitempty"`  // ROM path
+	Emulator   string `json:"emu,omitempty"`
+	Core       string `json:"core,omitempty"`
+	Source     string `json:"src,omitempty"` // source that reported the start first: es, configgen, watcher, mcp, ha
 	// Profile is the household's player who launched it ("" none: the cabinet's).
-	Profile string `json:"prof,omitempty"`
-	Started    time.Time     `json:"start"`
-	Ended      time.Time     `json:"end,omitzero"`
-	Duration   time.Duration `json:"dur,omitempty"`
+	Profile  string        `json:"prof,omitempty"`
+	Started  time.Time     `json:"start"`
+	Ended    time.Time     `json:"end,omitzero"`
+	Duration time.Duration `json:"dur,omitempty"`
 	// EndBoot and BootID are the end on the boot clock, so a day's play
 	// can be placed after the wall clock jumps (NTP on a box without a
 	// clock chip); zero for a session that has not ended.
