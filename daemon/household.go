@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -425,14 +425,8 @@ func (d *Daemon) padsChanged(pads []controllers.Pad) {
 	rules := d.config().Household
 	var bound []string
 	for _, p := range rules.Profiles {
-		if p.Pad == "" {
-			continue
-		}
-		for _, pad := range pads {
-			if k := strings.ToLower(pad.Key); k == p.Pad || strings.HasPrefix(k, p.Pad+"#") {
-				bound = append(bound, p.Name)
-				break
-			}
+		if slices.ContainsFunc(pads, func(pad controllers.Pad) bool { return p.Holds(pad.Key) }) {
+			bound = append(bound, p.Name)
 		}
 	}
 	if len(bound) != 1 || e.Player() == bound[0] {

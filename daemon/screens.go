@@ -66,12 +66,10 @@ func (d *Daemon) screenSelection(system, gameID string, sel events.Selection, jp
 	d.publishScreen(events.KindSelection, sel)
 }
 
-// screens is what screenEvents remembers between applies (engine.mu held).
+// screens is what screenEvents remembers between applies: the last now_playing published (At
+// cleared; nil before the first) and its picture's key, written under the engine's lock and read
+// outside it for cabinet://now-playing.
 type screens struct {
-	playing   events.NowPlaying // the last now_playing published, At cleared
-	published bool
-	// now is playing and its picture's key, for cabinet://now-playing (read outside the
-	// engine's lock).
 	now atomic.Pointer[playingGame]
 }
 
@@ -111,8 +109,7 @@ func (d *Daemon) screenEvents(res journal.Result, rules journal.Rules) {
 	now := d.clock.Now().Format(time.RFC3339)
 	np := nowPlaying(res.Snapshot)
 	var changed []string
-	if !d.screens.published || np != d.screens.playing {
-		d.screens.playing, d.screens.published = np, true
+	if prev := d.screens.now.Load(); prev == nil || np != prev.np {
 		var key string
 		if res.Snapshot.Playing {
 			key = marqueeKey(res.Snapshot.Current.System, es.GameID(res.Snapshot.Current.Rom))
@@ -139,7 +136,7 @@ func (d *Daemon) screenEvents(res journal.Result, rules journal.Rules) {
 	if len(res.Logged) > 0 {
 		changed = append(changed, tools.ResourcePlayedToday, tools.ResourcePlayedWeek)
 	}
-	if len(changed) > 0 && d.screens.published {
+	if len(changed) > 0 {
 		d.resourcesChanged(changed...)
 	}
 }

@@ -70,7 +70,7 @@ func profileLines(env PlayTimeEnv) []string {
 		for _, pad := range pads {
 			text := fmt.Sprintf("%s [%s]", pad.Name, pad.Key)
 			for _, p := range env.Rules.Profiles {
-				if k := strings.ToLower(pad.Key); p.Pad != "" && (k == p.Pad || strings.HasPrefix(k, p.Pad+"#")) {
+				if p.Holds(pad.Key) {
 					text += " — " + p.Name + "'s"
 				}
 			}

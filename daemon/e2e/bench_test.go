@@ -35,10 +35,7 @@ const (
 //
 //	go test -run '^$' -bench . ./daemon/e2e/
 func BenchmarkDaemon(b *testing.B) {
-	runs := benchRuns
-	if v, err := strconv.Atoi(os.Getenv("CABINET_E2E_BENCH_RUNS")); err == nil && v > 0 {
-		runs = v
-	}
+	runs := runsOr(benchRuns)
 	idle := idleWindow
 	if v, err := time.ParseDuration(os.Getenv("CABINET_E2E_IDLE")); err == nil && v > 0 {
 		idle = v
@@ -239,6 +236,15 @@ func procField(status, name string) string {
 func readFile(p string) string {
 	b, _ := os.ReadFile(p)
 	return string(b)
+}
+
+// runsOr is CABINET_E2E_BENCH_RUNS when it is a positive number, else def: how many runs a
+// benchmark times.
+func runsOr(def int) int {
+	if v, err := strconv.Atoi(os.Getenv("CABINET_E2E_BENCH_RUNS")); err == nil && v > 0 {
+		return v
+	}
+	return def
 }
 
 type stats struct{ median, p95, max time.Duration }

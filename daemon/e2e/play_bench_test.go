@@ -3,8 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -27,10 +25,7 @@ import (
 //
 //	go test -run '^$' -bench PlayByName -benchtime 1x ./daemon/e2e/
 func BenchmarkPlayByName(b *testing.B) {
-	runs := 30
-	if v, err := strconv.Atoi(os.Getenv("CABINET_E2E_BENCH_RUNS")); err == nil && v > 0 {
-		runs = v
-	}
+	runs := runsOr(30)
 	r := newRig(b, startBroker(b, cabinettest.Embedded), "cabinet.ha.controls=1")
 	r.extraEnv = []string{"CABINET_BENCH_NO_RATE_LIMITS=1"}
 	d := r.startOnline()

@@ -3,8 +3,6 @@ package e2e
 import (
 	"fmt"
 	"io"
-	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -71,10 +69,7 @@ func (a *arrivals) after(b *testing.B, since time.Time) time.Time {
 //
 //	go test -run '^$' -bench ResourceUpdate -benchtime 1x ./daemon/e2e/
 func BenchmarkResourceUpdate(b *testing.B) {
-	runs := updateRuns
-	if v, err := strconv.Atoi(os.Getenv("CABINET_E2E_BENCH_RUNS")); err == nil && v > 0 {
-		runs = v
-	}
+	runs := runsOr(updateRuns)
 	if raceEnabled {
 		b.Log("under -race the daemon is race-built: its figures are not the shipped binary's")
 	}

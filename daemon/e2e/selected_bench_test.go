@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -27,10 +26,7 @@ const selectionRuns = 100
 //
 //	go test -run '^$' -bench SelectedLatency -benchtime 1x ./daemon/e2e/
 func BenchmarkSelectedLatency(b *testing.B) {
-	runs := selectionRuns
-	if v, err := strconv.Atoi(os.Getenv("CABINET_E2E_BENCH_RUNS")); err == nil && v > 0 {
-		runs = v
-	}
+	runs := runsOr(selectionRuns)
 	if raceEnabled {
 		b.Log("under -race the daemon is race-built: its figures are not the shipped binary's")
 	}

@@ -29,10 +29,7 @@ import (
 //
 //	go test -run '^$' -bench Wrappers -benchtime 1x ./daemon/e2e/
 func BenchmarkWrappers(b *testing.B) {
-	runs := benchRuns
-	if v, err := strconv.Atoi(os.Getenv("CABINET_E2E_BENCH_RUNS")); err == nil && v > 0 {
-		runs = v
-	}
+	runs := runsOr(benchRuns)
 	if raceEnabled {
 		b.Log("under -race the daemon is race-built: its figures are not the shipped binary's")
 	}

@@ -26,6 +26,13 @@ type Profile struct {
 	Rules Rules
 }
 
+// Holds says whether the pad whose controllers.Pad key is key is the profile's: its id, or the
+// same pad's second joystick (key#2…).
+func (p Profile) Holds(key string) bool {
+	k := strings.ToLower(key)
+	return p.Pad != "" && (k == p.Pad || strings.HasPrefix(k, p.Pad+"#"))
+}
+
 // reservedProfile says why p cannot name a profile: it reads as a rule key, or is not a name.
 func reservedProfile(p string) string {
 	if !ProfileName(p) {

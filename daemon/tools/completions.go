@@ -51,17 +51,10 @@ func (c completer) CompleteResourceArgument(ctx context.Context, uri string, arg
 	return &mcp.Completion{Values: []string{}}, nil
 }
 
-// allowed says whether the caller may read the library: on the cabinet always, over HTTP with the
-// read scope (completions reveal game names, as batocera_find_games does).
-func allowed(ctx context.Context) bool {
-	have, local := scopesFrom(ctx)
-	return local || slices.Contains(have, "read")
-}
-
 // systems are the folders of the systems with games whose folder or full name starts with value
 // (case, accents and spaces ignored).
 func (c completer) systems(ctx context.Context, value string) (*mcp.Completion, error) {
-	if !allowed(ctx) {
+	if !mayRead(ctx, nil) {
 		return &mcp.Completion{Values: []string{}}, nil
 	}
 	ix, _, err := c.cat.index(ctx)
@@ -83,7 +76,7 @@ func (c completer) systems(ctx context.Context, value string) (*mcp.Completion, 
 
 // games are the names (or, for ids, ES's ids) of the best matches of value, on system if given.
 func (c completer) games(ctx context.Context, value, system string, ids bool) (*mcp.Completion, error) {
-	if !allowed(ctx) {
+	if !mayRead(ctx, nil) {
 		return &mcp.Completion{Values: []string{}}, nil
 	}
 	ix, _, err := c.cat.index(ctx)

@@ -90,8 +90,9 @@ func (r *subscriptions) hooks() *server.Hooks {
 	return h
 }
 
-// mayRead is whether the caller may read resources: a local caller may; a client over HTTP needs
-// the read scope (a request with headers and no scopes in its context has none).
+// mayRead is whether the caller may read resources, subscribe or complete: a local caller may; a
+// client over HTTP needs the read scope (a request with headers and no scopes in its context has
+// none; the completion providers get no headers).
 func mayRead(ctx context.Context, header map[string][]string) bool {
 	have, local := scopesFrom(ctx)
 	return (local && len(header) == 0) || slices.Contains(have, ScopeRead)

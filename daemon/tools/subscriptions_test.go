@@ -111,7 +111,7 @@ func TestResourceSubscriptions(t *testing.T) {
 	go func() {
 		listenErr <- modern.Listen(lctx, mcp.SubscriptionFilter{ResourceSubscriptions: []string{ResourceNowPlaying, "cabinet://unknown"}})
 	}()
-	waitFor(t, "both subscribers", func() bool { return r.srv.subs.count() == 2 })
+	cabinettest.Await(t, "both subscribers", nil, func() bool { return r.srv.subs.count() == 2 })
 
 	playing.np.Store(&events.NowPlaying{Playing: true, Game: "Tetris", System: "nes", Rom: "/userdata/roms/nes/Tetris.nes", Started: "2026-12-06T16:00:00Z"})
 	r.srv.ResourcesChanged(ResourceNowPlaying, ResourceArtwork, ResourceStatus)
@@ -150,7 +150,7 @@ func TestResourceSubscriptions(t *testing.T) {
 	}
 	stop()
 	<-listenErr
-	waitFor(t, "the listen forgotten", func() bool { return r.srv.subs.count() == 1 })
+	cabinettest.Await(t, "the listen forgotten", nil, func() bool { return r.srv.subs.count() == 1 })
 	playing.np.Store(&events.NowPlaying{})
 	r.srv.ResourcesChanged(ResourceNowPlaying, ResourceStatus)
 	if uri, _ := lu.next(t); uri != ResourceStatus {
@@ -167,7 +167,7 @@ func TestResourceSubscriptions(t *testing.T) {
 	mu.mu.Unlock()
 
 	legacy.Close()
-	waitFor(t, "the closed session forgotten", func() bool { return r.srv.subs.count() == 0 })
+	cabinettest.Await(t, "the closed session forgotten", nil, func() bool { return r.srv.subs.count() == 0 })
 }
 
 // TestSubscriptionBounds: subscribers past maxSubscribers are not kept, unknown resources are
@@ -224,14 +224,3 @@ func (s *stuckSession) NotificationChannel() chan<- mcp.JSONRPCNotification {
 	return s.ch
 }
 func (s *stuckSession) SessionID() string { return "stuck" }
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 10 s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
