@@ -92,7 +92,8 @@ func TestDiscoverySets(t *testing.T) {
 	sys := []string{PowerState, Volume, Mute, Controllers, Controller, OSUpdate, Artwork, LastScreenshot, PlayTimeToday}
 	ctl := []string{QuitGame, PauseGame, SaveState, LoadState, Screenshot, ResetGame, ShowMessage, Play, Favorite, PlayRequest}
 	pwr := []string{RestartES, Reboot, Shutdown}
-	hh := []string{Limits, DailyLimit, TimeLeftToday, LimitState, ExtraTime, ExtraTime30, ExtraTime60, PausePlay, LimitEvent}
+	hh := []string{Limits, DailyLimit, TimeLeftToday, LimitState, ExtraTime, ExtraTime30, ExtraTime60, PausePlay, LimitEvent, UIMode, DenyTime}
+	hhKept := []string{Limits, DailyLimit, TimeLeftToday, LimitState, ExtraTime, ExtraTime30, ExtraTime60, PausePlay, LimitEvent, Player, UIMode, DenyTime}
 	limits := []string{TimeLeftToday, LimitState, LimitEvent} // what a parent reads
 	saves := []string{SaveSyncKey, SaveProblemKey}
 	mcp := []string{MCPClientsKey}
@@ -107,8 +108,8 @@ func TestDiscoverySets(t *testing.T) {
 		noVersion         bool
 		want, wantKept    []string
 	}{
-		{"hook", false, false, false, false, false, false, false, allSources, false, play, cat(diag, sys, ctl, pwr, hh, []string{Player}, saves, mcp, sel)},
-		{"hook with everything on", false, true, true, true, true, true, true, allSources, false, play, cat(diag, sys, ctl, pwr, hh, []string{Player}, saves, mcp, sel)},
+		{"hook", false, false, false, false, false, false, false, allSources, false, play, cat(diag, sys, ctl, pwr, hhKept, saves, mcp, sel)},
+		{"hook with everything on", false, true, true, true, true, true, true, allSources, false, play, cat(diag, sys, ctl, pwr, hhKept, saves, mcp, sel)},
 		{"daemon", true, false, false, false, false, false, false, allSources, false, cat(play, diag, sys, sel), nil},
 		{"daemon with controls", true, true, false, false, false, false, false, allSources, false, cat(play, diag, sys, ctl, sel), nil},
 		{"daemon with power", true, false, true, false, false, false, false, allSources, false, cat(play, diag, sys, pwr, sel), nil},

@@ -24,7 +24,29 @@ const (
 	PausePlay     = "pause_play"      // switch: no play until a parent turns it off
 	LimitEvent    = "limit"           // event: LimitWarned … LimitTimeRequested
 	Player        = "player"          // select: the household's profiles; who plays from the next game
+	UIMode        = "ui_mode"         // select: EmulationStation's user interface mode (UIModeFull …)
+	DenyTime      = "deny_time"       // button: no to the player's request for more time
 )
+
+// EmulationStation's user interface modes (es-app UIModeController mUIModes), the ui_mode select's
+// options: Full shows everything, Kiosk hides the settings, Kid also shows only games marked kidgame.
+const (
+	UIModeFull  = "Full"
+	UIModeKiosk = "Kiosk"
+	UIModeKid   = "Kid"
+)
+
+// UIModes are the UI modes, in ES's menu order.
+var UIModes = []string{UIModeFull, UIModeKiosk, UIModeKid}
+
+// ParseUIMode reads a UI mode (the ui_mode select's command, batocera_set_ui_mode's argument).
+func ParseUIMode(payload []byte) (string, error) {
+	v := strings.TrimSpace(string(payload))
+	if !slices.Contains(UIModes, v) {
+		return "", fmt.Errorf("UI mode %q: want Full, Kiosk or Kid", untrusted.Clean(v, 40))
+	}
+	return v, nil
+}
 
 // PlayerNone is the player select's first option: no profile, the cabinet's own rules.
 const PlayerNone = "—"
@@ -84,6 +106,9 @@ func HouseholdEntities() []Entity {
 		{Key: LimitEvent, Component: ComponentEvent, Name: "Limit", Icon: "mdi:timer-alert-outline",
 			EventTypes: []string{LimitWarned, LimitReached, LimitExtended, LimitRefused, LimitTimeRequested}},
 		{Key: Player, Component: ComponentSelect, Name: "Player", Icon: "mdi:account-switch", Command: true, Confirmed: true},
+		{Key: UIMode, Component: ComponentSelect, Name: "UI mode", Icon: "mdi:human-child", Command: true, Confirmed: true,
+			Options: UIModes},
+		{Key: DenyTime, Component: ComponentButton, Name: "Deny time", Icon: "mdi:timer-off-outline", Command: true, NoState: true},
 	}
 }
 
@@ -113,7 +138,7 @@ func ParsePlayer(s Settings, payload []byte) (string, error) {
 // entity.
 func householdOn(s Settings, key string) (on, ok bool) {
 	switch key {
-	case Limits, DailyLimit, ExtraTime, ExtraTime30, ExtraTime60, PausePlay:
+	case Limits, DailyLimit, ExtraTime, ExtraTime30, ExtraTime60, PausePlay, UIMode, DenyTime:
 		return s.Household, true
 	case TimeLeftToday, LimitState, LimitEvent:
 		return s.Household || s.LimitsOn, true
@@ -246,4 +271,16 @@ func LimitEventMessage(s Settings, kind, game, detail, profile string, minutes i
 		At: formatTime(when), Profile: optional(untrusted.Clean(profile, maxDeviceRunes))}
 	key := kind + "/" + strconv.Itoa(p.Minutes) + "@" + when.UTC().Format(time.RFC3339Nano)
 	return event(s.StateTopic(LimitEvent), marshal(p), KindTimeSensitive, key, at)
+}
+
+// UIModeStates is the ui_mode select's retained state when s announces it: one of UIModes; anything
+// else publishes None (HA shows unknown).
+func UIModeStates(s Settings, mode string, at time.Time) []Message {
+	if !s.announces(UIMode) {
+		return nil
+	}
+	if !slices.Contains(UIModes, mode) {
+		mode = NoneState
+	}
+	return []Message{retained(s.StateTopic(UIMode), []byte(mode), KindState, at)}
 }

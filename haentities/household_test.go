@@ -31,7 +31,7 @@ func householdStates(s Settings) []Message {
 	for _, h := range goldenHousehold() {
 		out = append(out, HouseholdStates(s, h, goldenNow)...)
 	}
-	return out
+	return append(out, UIModeStates(s, UIModeKid, goldenNow)...)
 }
 
 // householdEvents is one limit event of each type.
@@ -55,7 +55,8 @@ func TestGoldenHousehold(t *testing.T) {
 func TestHouseholdEntityIDs(t *testing.T) {
 	want := []string{"switch.batocera_limits", "number.batocera_daily_limit", "sensor.batocera_time_left_today",
 		"sensor.batocera_limit_state", "button.batocera_extra_time", "button.batocera_extra_time_30",
-		"button.batocera_extra_time_60", "switch.batocera_pause_play", "event.batocera_limit", "select.batocera_player"}
+		"button.batocera_extra_time_60", "switch.batocera_pause_play", "event.batocera_limit", "select.batocera_player",
+		"select.batocera_ui_mode", "button.batocera_deny_time"}
 	var got []string
 	for _, e := range HouseholdEntities() {
 		id := e.Component + "." + haSlug("Batocera "+e.Name)
@@ -93,7 +94,7 @@ func TestHouseholdConfigs(t *testing.T) {
 				cfg["state_topic"] != nil || cfg["optimistic"] != nil {
 				t.Errorf("%s: %v", e.Key, cfg)
 			}
-			if ExtraTimeMinutes(e.Key) == 0 {
+			if ExtraTimeMinutes(e.Key) == 0 && e.Key != DenyTime {
 				t.Errorf("%s: a button that grants no time", e.Key)
 			}
 		default:

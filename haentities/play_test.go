@@ -49,7 +49,8 @@ func TestPlayOnlyWithControls(t *testing.T) {
 		t.Errorf("%d messages without controls, want none", len(msgs))
 	}
 	for _, m := range Discovery(s, goldenNow) {
-		if strings.Contains(m.Topic, "/text/") || strings.Contains(m.Topic, "/select/") || strings.Contains(m.Topic, "/play_request/") {
+		if strings.Contains(m.Topic, "/text/") || strings.Contains(m.Topic, "/select/") && !strings.Contains(m.Topic, "/ui_mode/") ||
+			strings.Contains(m.Topic, "/play_request/") {
 			t.Errorf("announced without controls: %s", m.Topic)
 		}
 	}
@@ -87,7 +88,7 @@ func TestPlayBounds(t *testing.T) {
 		t.Errorf("%d candidates, want %d", len(ev.Candidates), MaxPlayCandidates)
 	}
 	for _, m := range Discovery(s, goldenNow) {
-		if !strings.Contains(m.Topic, "/select/") {
+		if !strings.Contains(m.Topic, "/favorite/config") {
 			continue
 		}
 		var cfg struct{ Options []string }

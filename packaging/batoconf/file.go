@@ -48,14 +48,21 @@ func WriteFile(path string, data []byte) error {
 	if len(data) > MaxSize {
 		return fmt.Errorf("write batocera.conf: %d bytes is more than the %d a batocera.conf can be: not writing it", len(data), MaxSize)
 	}
+	return Replace(path, data, "batocera.conf")
+}
+
+// Replace is WriteFile for any of Batocera's configuration files (name
+// says which in errors: "es_settings.cfg"), without batocera.conf's size
+// bound.
+func Replace(path string, data []byte, name string) error {
 	target, mode, err := replaceTarget(path)
 	if err != nil {
-		return fmt.Errorf("write batocera.conf: %w", err)
+		return fmt.Errorf("write %s: %w", name, err)
 	}
 	dir := filepath.Dir(target)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(target)+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("write batocera.conf: %w", err)
+		return fmt.Errorf("write %s: %w", name, err)
 	}
 	defer func() {
 		if tmp != nil {
@@ -64,25 +71,28 @@ func WriteFile(path string, data []byte) error {
 		}
 	}()
 	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("write batocera.conf: %w", err)
+		return fmt.Errorf("write %s: %w", name, err)
 	}
 	// CreateTemp makes 0600. Where /userdata has no Unix modes (exFAT,
 	// vfat) chmod is ignored or refused, and every file there has the
 	// mount's mode anyway, so a refusal is no error.
 	if err := tmp.Chmod(mode); err != nil && !ignorable(err) {
-		return fmt.Errorf("write batocera.conf: %w", err)
+		return fmt.Errorf("write %s: %w", name, err)
 	}
 	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("write batocera.conf: sync: %w", err)
+		return fmt.Errorf("write %s: sync: %w", name, err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write batocera.conf: %w", err)
+		return fmt.Errorf("write %s: %w", name, err)
 	}
 	if err := os.Rename(tmp.Name(), target); err != nil {
-		return fmt.Errorf("write batocera.conf: %w", err)
+		return fmt.Errorf("write %s: %w", name, err)
 	}
 	tmp = nil
-	return syncDir(dir)
+	if err := syncDir(dir); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	return nil
 }
 
 // replaceTarget resolves a symlink at path and returns the file to
@@ -97,7 +107,7 @@ func replaceTarget(path string) (string, fs.FileMode, error) {
 	fi, err := os.Stat(target)
 	switch {
 	case err == nil && !fi.Mode().IsRegular():
-		return "", 0, fmt.Errorf("%s is not a regular file: point at batocera.conf", target)
+		return "", 0, fmt.Errorf("%s is not a regular file: point at the file itself", target)
 	case err == nil:
 		return target, fi.Mode().Perm(), nil
 	case errors.Is(err, fs.ErrNotExist):
@@ -112,11 +122,11 @@ func replaceTarget(path string) (string, fs.FileMode, error) {
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
-		return fmt.Errorf("write batocera.conf: sync %s: %w", dir, err)
+		return fmt.Errorf("sync %s: %w", dir, err)
 	}
 	defer d.Close()
 	if err := d.Sync(); err != nil && !ignorable(err) {
-		return fmt.Errorf("write batocera.conf: sync %s: %w", dir, err)
+		return fmt.Errorf("sync %s: %w", dir, err)
 	}
 	return nil
 }

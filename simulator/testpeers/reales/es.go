@@ -96,15 +96,49 @@ func (e *ES) Restart() {
 		e.t.Fatal("reales: Restart before Start")
 	}
 	e.Quit()
+	e.reap()
+	e.startProcess()
+}
+
+// Terminate does to ES what Batocera's `S31emulationstation stop` does
+// (killall emulationstation: SIGTERM, then a wait for it to exit) and
+// clears away its X server; StartAgain starts it again with the same HOME,
+// keeping the machine's real-ES lock.
+func (e *ES) Terminate() {
+	e.t.Helper()
+	if e.cmd == nil {
+		e.t.Fatal("reales: Terminate before Start")
+	}
+	signalExe(e.cmd.Process.Pid, e.bin, syscall.SIGTERM)
+	select {
+	case <-e.exited:
+	case <-time.After(cabinettest.Deadline):
+		e.t.Fatalf("reales: EmulationStation did not exit within %v of SIGTERM\n%s", cabinettest.Deadline, e.LogTail())
+	}
+	e.reap()
+}
+
+// StartAgain starts ES after Terminate.
+func (e *ES) StartAgain() {
+	e.t.Helper()
+	if e.cmd != nil {
+		e.t.Fatal("reales: StartAgain while ES runs")
+	}
+	e.startProcess()
+}
+
+// reap clears away what is left of an exited ES's process group (Xvfb
+// first with SIGTERM: it removes its files then) and waits until its port
+// is free.
+func (e *ES) reap() {
 	pgid := e.cmd.Process.Pid
-	syscall.Kill(-pgid, syscall.SIGTERM) // xvfb-run's Xvfb: it removes its files on SIGTERM
+	syscall.Kill(-pgid, syscall.SIGTERM)
 	cabinettest.Eventually(5*time.Second, nil, func() (bool, string) { return len(groupMembers(pgid, "")) == 0, "" })
 	syscall.Kill(-pgid, syscall.SIGKILL)
 	<-e.exited
 	e.cmd.Wait()
 	e.cmd = nil
 	e.waitPortFree(10 * time.Second)
-	e.startProcess()
 }
 
 // startProcess starts ES under Xvfb and waits for its API.

@@ -68,14 +68,18 @@ func waitExit(pid int, exited chan struct{}) {
 // killExe SIGKILLs the members of process group pgid whose executable is
 // exe. Each is checked again through its pidfd, so a pid reused since the
 // scan is left alone.
-func killExe(pgid int, exe string) {
+func killExe(pgid int, exe string) { signalExe(pgid, exe, syscall.SIGKILL) }
+
+// signalExe sends sig to the members of process group pgid whose
+// executable is exe, checking each again as killExe does.
+func signalExe(pgid int, exe string, sig syscall.Signal) {
 	for _, pid := range groupMembers(pgid, exe) {
 		p, err := os.FindProcess(pid)
 		if err != nil {
 			continue
 		}
 		if slices.Contains(groupMembers(pgid, exe), pid) {
-			p.Signal(syscall.SIGKILL)
+			p.Signal(sig)
 		}
 		p.Release()
 	}
