@@ -119,8 +119,8 @@ func publishedAttributes(t *testing.T) map[string][]string {
 // Assistant cannot run here: this is parsing, not running them in HA.
 func TestHomeAssistantPieces(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(haPieces, "*.yaml"))
-	if err != nil || len(files) < 11 {
-		t.Fatalf("pieces %v (%v): want the two cards and nine blueprints", files, err)
+	if err != nil || len(files) < 12 {
+		t.Fatalf("pieces %v (%v): want the two cards and ten blueprints", files, err)
 	}
 	cat := fullCatalogue()
 	attrs := publishedAttributes(t)
@@ -131,7 +131,7 @@ func TestHomeAssistantPieces(t *testing.T) {
 		"limit_event": LimitEvent, "limit_state": LimitState, "extra_time": ExtraTime, "extra_time_30": ExtraTime30,
 		"achievement_event": AchievementEntity, "play_text": Play, "play_request": PlayRequest,
 		"quit_game": QuitGame, "pause_game": PauseGame, "save_state": SaveState, "load_state": LoadState,
-		"time_left_today": TimeLeftToday,
+		"time_left_today": TimeLeftToday, "deny_time": DenyTime,
 	}
 	byKey := map[string]Entity{}
 	for _, e := range cat {
