@@ -125,6 +125,10 @@ type System struct {
 	// (batocera-upgrade --check-upgrade, before it batocera-config canupdate).
 	Upgrade        string
 	BatoceraConfig string
+	// ESSettings is EmulationStation's es_settings.cfg (the UI mode);
+	// ESInit its init script, which restarts it.
+	ESSettings string
+	ESInit     string
 }
 
 // Loaded is one reading of the configuration.

@@ -128,6 +128,8 @@ type Daemon struct {
 	sys *sensors.System
 	// household enforces the play-time rules (set before the parts start).
 	household *household.Enforcer
+	// uiModes is EmulationStation's UI mode (uimode.go).
+	uiModes *uiModes
 	// selected is the selection feed: what is under ES's cursor, debounced (selected.go).
 	selected *selectedFeed
 	// favorites are the favourites select's options and games; playSeq numbers the requests to
@@ -211,6 +213,7 @@ func Run(ctx context.Context, opts Options) error {
 	d.power = &sensors.PowerState{Host: sensorHost{d}, Clock: d.clock, Log: d.log}
 	d.household = d.newEnforcer()
 	owner.Profile = d.household.Player
+	d.uiModes = newUIModes(d, cfg.System, cfg.Layout)
 	d.saves = newSaveSync(d)
 	d.selected = newSelectedFeed(d)
 	d.favorites.wake = make(chan struct{}, 1)
@@ -233,7 +236,8 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	d.recover(lg)
 	d.power.Set(haentities.PowerRunning)
-	sock := &socket.Server{Path: cfg.Layout.Socket(), Log: d.log, Event: d.hookEvent, MCP: d.serveSocketMCP, Status: func() any { return d.FullStatus() }}
+	sock := &socket.Server{Path: cfg.Layout.Socket(), Log: d.log, Event: d.hookEvent, MCP: d.serveSocketMCP, Status: func() any { return d.FullStatus() },
+		Entry: d.entry}
 	ln, err := sock.Listen()
 	if err != nil {
 		return err
@@ -298,6 +302,7 @@ func Run(ctx context.Context, opts Options) error {
 		{"play-today", (&sensors.PlayToday{Host: sensorHost{d}, Clock: d.clock, Log: d.log, Store: d.eng.store(),
 			Now: d.opts.Now, Synced: d.clockSynced}).Run},
 		{"household", d.household.Run},
+		{"ui-mode", d.uiModes.run},
 		{"romm-report", d.reportRomM},
 		{"save-sync", d.saves.run},
 		{"selected", d.selected.run},

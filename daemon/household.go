@@ -318,7 +318,13 @@ func (c householdControls) enforcer() (*household.Enforcer, error) {
 }
 
 func (c householdControls) report(st household.Status) household.Report {
-	return household.NewReport(c.d.config().Household, st, time.Local)
+	rep := household.NewReport(c.d.config().Household, st, time.Local)
+	if c.d.uiModes != nil {
+		if m := c.d.uiModes.mode(); m != "" {
+			rep.UIMode = &m
+		}
+	}
+	return rep
 }
 
 // Report is the rules and today's budget.

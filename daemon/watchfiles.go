@@ -100,6 +100,12 @@ func (d *Daemon) watchConfig(ctx context.Context, w *fsnotify.Watcher) error {
 // watchReload reloads the configuration, debounced, when one of files
 // changes (files of one folder, which w watches).
 func (d *Daemon) watchReload(ctx context.Context, w *fsnotify.Watcher, files ...string) error {
+	return d.watchFiles(ctx, w, d.reload, files...)
+}
+
+// watchFiles calls changed once files of w's directory settle after a
+// change (configDebounce after the last event).
+func (d *Daemon) watchFiles(ctx context.Context, w *fsnotify.Watcher, changed func(context.Context), files ...string) error {
 	defer w.Close()
 	debounce, debounceC := d.clock.NewTimer(time.Hour)
 	debounce.Stop()
@@ -121,7 +127,7 @@ func (d *Daemon) watchReload(ctx context.Context, w *fsnotify.Watcher, files ...
 		case err := <-w.Errors:
 			d.log.Warn().Err(err).Msg("config watcher")
 		case <-debounceC:
-			d.reload(ctx)
+			changed(ctx)
 		}
 	}
 }

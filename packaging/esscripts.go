@@ -26,6 +26,7 @@ type Layout struct {
 	FlagLingerS int    // seconds the screensaver flag outlives screensaver-stop
 	ServicesDir string // /userdata/system/services
 	ServiceName string // cabinet (letters, digits, underscores only)
+	Entries     string // /userdata/system/cabinet/entries: Cabinet's entries in ES
 	// CloseRetroArchPort makes the service keep RetroArch's command port
 	// (RetroArchPort) to loopback at every start (install
 	// --close-retroarch-port).
@@ -48,6 +49,7 @@ func DefaultLayout() Layout {
 		FlagLingerS: DefaultFlagLingerS,
 		ServicesDir: "/userdata/system/services",
 		ServiceName: "cabinet",
+		Entries:     "/userdata/system/cabinet/entries",
 	}
 }
 
@@ -69,6 +71,10 @@ func HookEvents() []string {
 
 // ScreensaverFlag is the file whose presence lets game-selected through.
 func (l Layout) ScreensaverFlag() string { return path.Join(l.RunDir, paths.ScreensaverFlagName) }
+
+// Files are every file Cabinet installs for EmulationStation and
+// configgen: the scripts, then Cabinet's entries.
+func (l Layout) Files() []Script { return append(l.ESScriptFiles(), l.EntryFiles()...) }
 
 // ESScriptFiles renders every script Cabinet installs for EmulationStation
 // and configgen.

@@ -85,7 +85,8 @@ func (c *Cabinet) InstallHooks(binary, configPath string) (packaging.Layout, err
 	l.ESScripts = c.Path(l.ESScripts)
 	l.UserScripts = c.Path(l.UserScripts)
 	l.RunDir = c.Path(l.RunDir)
-	for _, s := range l.ESScriptFiles() {
+	l.Entries = c.Path(l.Entries)
+	for _, s := range l.Files() {
 		if err := os.MkdirAll(filepath.Dir(s.Path), 0o755); err != nil {
 			return l, err
 		}

@@ -256,6 +256,7 @@ func rootedLayout(cfg *config.Config) packaging.Layout {
 	l.ESScripts = cfg.Path(l.ESScripts)
 	l.UserScripts = cfg.Path(l.UserScripts)
 	l.RunDir = cfg.RunDir()
+	l.Entries = cfg.Path(l.Entries)
 	if cfg.Root == "" {
 		return l
 	}

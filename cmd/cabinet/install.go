@@ -183,6 +183,7 @@ func installTarget(l *config.Loaded) install.Target {
 	lay := packaging.DefaultLayout()
 	lay.Binary = cfg.Path(lay.Binary)
 	lay.ESScripts = cfg.Path(lay.ESScripts)
+	lay.Entries = cfg.Path(lay.Entries)
 	lay.UserScripts = cfg.Path(lay.UserScripts)
 	lay.ServicesDir = cfg.Path(lay.ServicesDir)
 	lay.RunDir = cfg.RunDir()

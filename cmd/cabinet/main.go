@@ -43,6 +43,7 @@ func commands() []commandSpec {
 	return []commandSpec{
 		{"serve", "run the resident daemon (Batocera service)", func(e *env) command { return &serveCommand{env: e} }},
 		{"hook", "record an EmulationStation or configgen event (run by ES scripts)", func(e *env) command { return &hookCommand{env: e} }},
+		{"entry", "answer one of Cabinet's entries in EmulationStation (run by ES)", func(e *env) command { return &entryCommand{env: e} }},
 		{"mcp", "serve MCP over stdio", func(e *env) command { return &mcpCommand{env: e} }},
 		{"call", "call one MCP tool and print its JSON result", func(e *env) command { return &callCommand{env: e} }},
 		{"doctor", "check every layer and say what to fix", func(e *env) command { return &doctorCommand{env: e} }},

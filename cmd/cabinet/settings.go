@@ -23,6 +23,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/household"
 	"github.com/batocera-cabinet/cabinet/daemon/selection"
 	"github.com/batocera-cabinet/cabinet/daemon/tools"
+	"github.com/batocera-cabinet/cabinet/daemon/uimode"
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/haentities/mqttlink"
 	"github.com/batocera-cabinet/cabinet/hook/journal"
@@ -275,6 +276,8 @@ func systemPaths(cfg *config.Config) daemon.System {
 		Audio:          cfg.Path(sysaudio.DefaultBin),
 		Upgrade:        cfg.Path(osupdate.DefaultUpgrade),
 		BatoceraConfig: cfg.Path(osupdate.DefaultConfig),
+		ESSettings:     cfg.Path(uimode.DefaultSettings),
+		ESInit:         cfg.Path(uimode.DefaultInitScript),
 	}
 }
 

@@ -347,7 +347,7 @@ func checkMQTT(ctx context.Context, env Env) Result {
 
 func checkHooks(l packaging.Layout) Result {
 	var missing, changed []string
-	files := l.ESScriptFiles()
+	files := l.Files()
 	for _, s := range files {
 		b, err := os.ReadFile(s.Path)
 		switch {

@@ -43,6 +43,7 @@ func envFor(t *testing.T, s site) Env {
 	rooted := func(p string) string { return filepath.Join(s.root, p) }
 	hooks := packaging.DefaultLayout()
 	hooks.ESScripts, hooks.UserScripts, hooks.RunDir = rooted(hooks.ESScripts), rooted(hooks.UserScripts), rooted("/var/run/cabinet")
+	hooks.Entries = rooted(hooks.Entries)
 	env := Env{
 		Config: Reading{File: rooted("/userdata/system/batocera.conf")},
 		Layout: paths.Layout{State: rooted("/userdata/system/cabinet"), Run: rooted("/var/run/cabinet")},

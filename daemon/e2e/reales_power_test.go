@@ -50,6 +50,8 @@ type powerES struct {
 	real   *reales.ES
 	c      *es.Client
 	events string // one line per script run: "<script>|<args>"
+	// gameEnds counts the games the runner's /emukill ended.
+	gameEnds int
 }
 
 func startPowerES(t *testing.T) *powerES {
@@ -89,28 +91,57 @@ func startPowerES(t *testing.T) *powerES {
 // runner is the power runner over this ES. With endGame, its /emukill also
 // ends the game the way batocera-es-swissknife --emukill does on a cabinet
 // (here the swissknife is a stub, so a plain /emukill leaves the game
-// running).
+// running), and returns once ES has fired game-end at its scripts.
 func (p *powerES) runner(endGame bool, quitWait time.Duration) *power.Runner {
 	e := swissknifeES{Client: p.c}
 	if endGame {
-		e.real = p.real
+		e.p = p
 	}
 	return &power.Runner{ES: e, Routes: es.NewPowerClient(p.c), QuitWait: quitWait}
 }
 
 type swissknifeES struct {
 	*es.Client
-	real *reales.ES // nil: /emukill only
+	p *powerES // nil: /emukill only
 }
 
 func (s swissknifeES) EmuKill(ctx context.Context) error {
 	if err := s.Client.EmuKill(ctx); err != nil {
 		return err
 	}
-	if s.real != nil {
-		s.real.EndGame()
+	if s.p != nil {
+		s.p.real.EndGame()
+		s.p.awaitGameEnd()
 	}
 	return nil
+}
+
+// awaitGameEnd waits until ES has run its root script for game-end, that
+// is until it has listed its scripts folder again after the game. When a
+// game ends ES empties its file cache, clears /runningGame and fires
+// game-end on its UI thread (es-app FileData.cpp:740-755). Listing a
+// folder marks "<folder>/*" in the cache before the entries are added
+// (es-core utils/FileSystemUtil.cpp:479, then :575), and until they are,
+// the cache answers "does not exist" for any entry of that folder
+// (:277-281, :319-320). A GET /restart handled meanwhile on the API thread
+// (Platform.cpp quitES) finds no scripts/quit folder (Scripting.cpp:169,
+// getDirContent's isDirectory at FileSystemUtil.cpp:361) and runs none of
+// its scripts: the runner, polling /runningGame, sends /restart right in
+// that window. Cabinet does not depend on those scripts (its quit wrapper
+// is the root script: packaging/esscripts.go rootQuit), so the reboot test
+// lets ES settle to check everything ES fires on a reboot.
+func (p *powerES) awaitGameEnd() {
+	p.t.Helper()
+	p.gameEnds++
+	cabinettest.Await(p.t, "ES to fire game-end at its scripts", nil, func() (bool, string) {
+		got := 0
+		for _, l := range p.eventLines() {
+			if l == "power.sh|game-end" {
+				got++
+			}
+		}
+		return got >= p.gameEnds, fmt.Sprintf("%d game-end runs of power.sh, want %d: %q", got, p.gameEnds, p.eventLines())
+	})
 }
 
 // eventLines are the script runs recorded so far, "<script>|<args>" with
@@ -203,6 +234,13 @@ func TestRealESPowerReboot(t *testing.T) {
 		t.Errorf("sent %s, want GET /emukill, GET /restart", got)
 	}
 	p.waitExit("GET /restart")
+	// ES waits for its root scripts on quit, and only for them: the line is
+	// there once ES has exited (Scripting.cpp:142 and :205, Platform.cpp:165-167;
+	// quitES pushes SDL_QUIT only after, :223-236). The rest run detached
+	// (Platform.cpp:170-178), so they are awaited.
+	if got := p.quitEvents(); !slices.Contains(got, "power.sh|quit reboot") {
+		t.Errorf("ES exited before its root script got quit reboot: %q", got)
+	}
 	want := []string{"power.sh|quit reboot", "quit/power|reboot", "power.sh|reboot", "reboot/power|"}
 	cabinettest.Await(t, "ES's reboot events at its scripts", nil, func() (bool, string) {
 		got := p.quitEvents()

@@ -125,6 +125,7 @@ func (e *Enforcer) Grant(minutes int, by string) (Status, error) {
 		e.Log.Info().Int("minutes", minutes).Str("by", by).Msg("household: extra time granted")
 		e.event(Event{Kind: EventExtended, Profile: st.Profile, Minutes: minutes, By: by, Detail: fmt.Sprintf("+%d minutes today", minutes),
 			When: e.Now().At})
+		e.answered(minutes)
 	}
 	return st, err
 }

@@ -132,6 +132,7 @@ type Enforcer struct {
 	once    sync.Once
 	shows   sync.WaitGroup
 	cancel  context.CancelFunc // the message being repeated
+	request *timeRequest       // the player's request waiting for an answer
 }
 
 func (e *Enforcer) loc() *time.Location {

@@ -34,6 +34,8 @@ type Report struct {
 	Profile  *string  `json:"profile"`
 	Player   *string  `json:"player"`
 	Profiles []string `json:"profiles"`
+	// UIMode is EmulationStation's UI mode (Full, Kiosk, Kid), which the daemon reads; null: unknown.
+	UIMode *string `json:"ui_mode"`
 }
 
 // RulesReport is the rules in force.

@@ -84,7 +84,7 @@ func (c *Controls) OnCommand(topic string, payload []byte, dup bool) {
 	case haentities.RestartES, haentities.Reboot, haentities.Shutdown:
 		c.onPower(log, entity, payload)
 		return
-	case haentities.Limits, haentities.DailyLimit, haentities.PausePlay, haentities.Player,
+	case haentities.Limits, haentities.DailyLimit, haentities.PausePlay, haentities.Player, haentities.UIMode, haentities.DenyTime,
 		haentities.ExtraTime, haentities.ExtraTime30, haentities.ExtraTime60:
 		c.onHousehold(log, settings, entity, payload, dup)
 		return

@@ -19,6 +19,10 @@ type HouseholdControl interface {
 	Pause(ctx context.Context, on bool, by string) error
 	// SetPlayer chooses the profile playing from the next game ("" none).
 	SetPlayer(ctx context.Context, name, by string) error
+	// SetUIMode changes EmulationStation's UI mode (in the background: ES restarts).
+	SetUIMode(ctx context.Context, mode, by string) error
+	// DenyTime answers the player's request for more time with no.
+	DenyTime(ctx context.Context, by string) error
 }
 
 // HouseholdBy is who a household command from Home Assistant comes from.
@@ -64,6 +68,17 @@ func (c *Controls) onHousehold(log zerolog.Logger, settings haentities.Settings,
 // haentities.MaxDailyLimit for the daily limit, PRESS for the extra-time buttons.
 func parseHousehold(settings haentities.Settings, entity string, payload []byte) (householdCall, error) {
 	switch entity {
+	case haentities.UIMode:
+		mode, err := haentities.ParseUIMode(payload)
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context, h HouseholdControl) error { return h.SetUIMode(ctx, mode, HouseholdBy) }, nil
+	case haentities.DenyTime:
+		if err := haentities.ParsePress(payload); err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context, h HouseholdControl) error { return h.DenyTime(ctx, HouseholdBy) }, nil
 	case haentities.Player:
 		name, err := haentities.ParsePlayer(settings, payload)
 		if err != nil {

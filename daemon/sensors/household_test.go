@@ -52,6 +52,14 @@ func (f *fakeHousehold) SetPlayer(ctx context.Context, name, by string) error {
 	return f.record(ctx, fmt.Sprintf("SetPlayer(%q, %s)", name, by))
 }
 
+func (f *fakeHousehold) SetUIMode(ctx context.Context, mode, by string) error {
+	return f.record(ctx, fmt.Sprintf("SetUIMode(%s, %s)", mode, by))
+}
+
+func (f *fakeHousehold) DenyTime(ctx context.Context, by string) error {
+	return f.record(ctx, fmt.Sprintf("DenyTime(%s)", by))
+}
+
 // TestHouseholdCommands: each household entity and payload becomes its call while
 // cabinet.ha.household is on; a redelivered press, a bad payload, the setting off or no rules
 // yet are ignored with a log line saying why.
@@ -91,6 +99,13 @@ func TestHouseholdCommands(t *testing.T) {
 		{"player", true, false, haentities.Player, "bob", false, `SetPlayer("bob", home_assistant)`, ""},
 		{"no player", true, false, haentities.Player, "—", false, `SetPlayer("", home_assistant)`, ""},
 		{"unknown player", true, false, haentities.Player, "carol", false, "", "not one of the household's players"},
+		{"kid mode", true, false, haentities.UIMode, "Kid", false, "SetUIMode(Kid, home_assistant)", ""},
+		{"full mode", true, false, haentities.UIMode, " Full\n", false, "SetUIMode(Full, home_assistant)", ""},
+		{"not a mode", true, false, haentities.UIMode, "Basic", false, "", "want Full, Kiosk or Kid"},
+		{"ui mode with the setting off", false, false, haentities.UIMode, "Kid", false, "", "cabinet.ha.household is off"},
+		{"deny", true, false, haentities.DenyTime, "PRESS", false, "DenyTime(home_assistant)", ""},
+		{"deny redelivered (harmless: nothing waits then)", true, false, haentities.DenyTime, "PRESS", true, "DenyTime(home_assistant)", ""},
+		{"bad deny payload", true, false, haentities.DenyTime, "yes", false, "", "button payload must be"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

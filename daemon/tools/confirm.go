@@ -110,6 +110,10 @@ func confirmAsks(w wiring) map[string]asker {
 			}
 			return fmt.Sprintf("Play on %s with no profile (the cabinet's own rules) from the next game?", cabinet)
 		},
+		"batocera_set_ui_mode": func(_ context.Context, args map[string]any) string {
+			m, _ := args["mode"].(string)
+			return fmt.Sprintf("Restart EmulationStation on %s in %s mode? Its menus are gone for a few seconds.", cabinet, untrusted.Clean(m, 16))
+		},
 		"batocera_pause_play": func(_ context.Context, args map[string]any) string {
 			if p, _ := args["paused"].(bool); p {
 				return fmt.Sprintf("Pause play on %s now? No game can be played until play is resumed.", cabinet)

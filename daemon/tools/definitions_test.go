@@ -27,11 +27,11 @@ var (
 		"batocera_get_health", "batocera_play_history", "batocera_get_limits", "library_saves"}
 	writeTools = []string{"batocera_launch_game", "batocera_show_message", "batocera_reload_games",
 		"batocera_pause_game", "batocera_save_state", "batocera_change_save_slot", "batocera_take_screenshot",
-		"batocera_adjust_volume", "batocera_set_volume", "batocera_grant_time", "batocera_set_player", "library_sync_saves"}
+		"batocera_adjust_volume", "batocera_set_volume", "batocera_grant_time", "batocera_set_player", "batocera_set_ui_mode", "library_sync_saves"}
 	destructiveTools = []string{"batocera_quit_game", "batocera_load_state", "batocera_reset_game", "batocera_power",
 		"batocera_set_limits", "batocera_pause_play", "library_resolve_save"}
 	idempotentWrites = []string{"batocera_quit_game", "batocera_reload_games", "batocera_set_volume",
-		"batocera_set_limits", "batocera_pause_play", "batocera_set_player", "library_sync_saves"}
+		"batocera_set_limits", "batocera_pause_play", "batocera_set_player", "batocera_set_ui_mode", "library_sync_saves"}
 	// openWorldTools reach the household's RomM (the save sync).
 	openWorldTools = []string{"library_saves", "library_sync_saves", "library_resolve_save"}
 )
@@ -213,6 +213,8 @@ func validArgs(tool string) map[string]any {
 		return map[string]any{"paused": true}
 	case "batocera_set_player":
 		return map[string]any{"player": ""}
+	case "batocera_set_ui_mode":
+		return map[string]any{"mode": "Kid"}
 	}
 	return map[string]any{}
 }

@@ -62,6 +62,12 @@ type Household interface {
 	Pause(ctx context.Context, on bool, by string) (household.Report, error)
 	// SetPlayer chooses the profile playing from the next game ("" none).
 	SetPlayer(ctx context.Context, name, by string) (household.Report, error)
+	// PlanUIMode says what SetUIMode would do now, or why it would refuse
+	// (a game runs, batocera.conf forces a mode).
+	PlanUIMode(ctx context.Context, mode string) (string, error)
+	// SetUIMode changes EmulationStation's UI mode (it restarts ES); the
+	// text says what was done.
+	SetUIMode(ctx context.Context, mode, by string) (household.Report, string, error)
 }
 
 // SaveSync is the daemon's save sync with RomM (nil: the save tools are not registered).

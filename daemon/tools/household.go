@@ -11,6 +11,8 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/batocera-cabinet/cabinet/daemon/household"
+	"github.com/batocera-cabinet/cabinet/daemon/uimode"
+	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/haentities/untrusted"
 )
 
@@ -98,6 +100,8 @@ func reportProps() []prop {
 			"the cabinet's own rules.")),
 		req("player", nstr("The player chosen now (batocera_set_player); null: none.")),
 		req("profiles", array("The household's players (cabinet.household.profiles).", str("A profile's name."))),
+		req("ui_mode", nullable(str("EmulationStation's mode (batocera_set_ui_mode): Full, Kiosk or Kid; null: its "+
+			"settings could not be read.", enum(haentities.UIModes...)))),
 		req("rules", object("The rules in force (cabinet.household.* in batocera.conf).",
 			req("daily_minutes", nint("Minutes of play a day; null: no daily limit.")),
 			req("weekday_minutes", object("Limits per weekday.", days...)),
@@ -382,4 +386,64 @@ func playerText(name string) string {
 		return "No profile (the cabinet's rules)"
 	}
 	return name
+}
+
+type setUIModeArgs struct {
+	Mode *string `json:"mode"`
+}
+
+func setUIModeTool(hh Household, g *guard, cabinet string) (mcp.Tool, server.ToolHandlerFunc) {
+	t := define("batocera_set_ui_mode", "Set EmulationStation's mode",
+		"Set EmulationStation's user interface mode: Full (every menu and game), Kiosk (no settings menus) or Kid "+
+			"(no settings menus, and only games marked as kid games — kidgame in the game list — are shown; "+
+			"Cabinet's own entries always are). EmulationStation takes a new mode only when it starts, so it is "+
+			"restarted (its menus are gone for a few seconds), and only while no game runs: during a game the "+
+			"change is refused. On the cabinet, EmulationStation's passkey (entered with the pad) leaves Kiosk "+
+			"and Kid mode. The answer has the limits afterwards, with ui_mode read back.",
+		writes, true,
+		withInput(req("mode", str("Full, Kiosk or Kid.", enum(haentities.UIModes...)))),
+		withOutput(actionProps(req("limits", object("The play-time limits afterwards (as batocera_get_limits).",
+			reportProps()...)))...))
+	return t, typed(func(ctx context.Context, a setUIModeArgs) (LimitsActionResult, error) {
+		return setUIMode(ctx, hh, g, cabinet, a)
+	})
+}
+
+func setUIMode(ctx context.Context, hh Household, g *guard, cabinet string, a setUIModeArgs) (LimitsActionResult, error) {
+	if a.Mode == nil {
+		return LimitsActionResult{}, refuse("Give mode: Full, Kiosk or Kid.")
+	}
+	mode, err := haentities.ParseUIMode([]byte(*a.Mode))
+	if err != nil {
+		return LimitsActionResult{}, refuse("%v.", err)
+	}
+	rep, err := hh.Report(ctx)
+	if err != nil {
+		return LimitsActionResult{}, householdFailure("read the play-time rules", err)
+	}
+	if rep.UIMode != nil && *rep.UIMode == mode {
+		return limitsAction(actionResult(cabinet, outcomeUnchanged, "EmulationStation already is in "+uimode.Describe(mode)+".",
+			nil, nil), rep), nil
+	}
+	plan, err := hh.PlanUIMode(ctx, mode)
+	if err != nil {
+		return LimitsActionResult{}, refuse("Not changed: %s", untrusted.Clean(err.Error(), 300))
+	}
+	sent := []string{"S31emulationstation stop", "UIMode=" + mode, "S31emulationstation start"}
+	var done string
+	dry, err := g.run(ctx, action{what: "change EmulationStation's mode", sent: sent, send: func(ctx context.Context) error {
+		after, text, err := hh.SetUIMode(ctx, mode, householdBy)
+		if err != nil {
+			return refuse("Not changed: %s", untrusted.Clean(err.Error(), 300))
+		}
+		rep, done = after, text
+		return nil
+	}})
+	switch {
+	case err != nil:
+		return LimitsActionResult{}, err
+	case dry:
+		return limitsAction(actionResult(cabinet, outcomeDryRun, plan, sent, nil), rep), nil
+	}
+	return limitsAction(actionResult(cabinet, outcomeDone, done, sent, nil), rep), nil
 }

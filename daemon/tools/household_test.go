@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/daemon/clock"
 	"github.com/batocera-cabinet/cabinet/daemon/household"
+	"github.com/batocera-cabinet/cabinet/daemon/uimode"
+	"github.com/batocera-cabinet/cabinet/haentities"
 )
 
 // fakeHousehold is the daemon's play-time rules in memory, on Thursday
@@ -29,6 +32,8 @@ type fakeHousehold struct {
 	used    int    // minutes played today
 	refusal string // a launch refusal while play is otherwise allowed
 	player  string
+	uiMode  string // "" is Full
+	uiErr   error  // what PlanUIMode and SetUIMode refuse with
 	err     error
 	calls   []string
 }
@@ -66,7 +71,10 @@ func (f *fakeHousehold) report() household.Report {
 			st.State, st.Refusal = household.StateOK, f.refusal
 		}
 	}
-	return household.NewReport(r, st, time.UTC)
+	rep := household.NewReport(r, st, time.UTC)
+	mode := cmp.Or(f.uiMode, haentities.UIModeFull)
+	rep.UIMode = &mode
+	return rep
 }
 
 func (f *fakeHousehold) Report(context.Context) (household.Report, error) {
@@ -124,6 +132,26 @@ func (f *fakeHousehold) Pause(_ context.Context, on bool, by string) (household.
 
 func (f *fakeHousehold) SetPlayer(_ context.Context, name, by string) (household.Report, error) {
 	return f.change(fmt.Sprintf("SetPlayer %q by %s", name, by), func() error { f.player = name; return nil })
+}
+
+func (f *fakeHousehold) PlanUIMode(_ context.Context, mode string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.uiErr != nil {
+		return "", f.uiErr
+	}
+	return "Would restart EmulationStation in " + mode + " mode.", nil
+}
+
+func (f *fakeHousehold) SetUIMode(_ context.Context, mode, by string) (household.Report, string, error) {
+	rep, err := f.change(fmt.Sprintf("SetUIMode %s by %s", mode, by), func() error {
+		if f.uiErr != nil {
+			return f.uiErr
+		}
+		f.uiMode = mode
+		return nil
+	})
+	return rep, "Switched to " + mode + " mode: EmulationStation restarted.", err
 }
 
 func (f *fakeHousehold) set(mod func(f *fakeHousehold)) {
@@ -588,5 +616,33 @@ func TestSetPlayer(t *testing.T) {
 	f.set(func(f *fakeHousehold) { f.values = map[string]string{hp + "enabled": "1"} })
 	if msg := r.refused("batocera_set_player", map[string]any{"player": "alice"}); !strings.Contains(msg, "cabinet.household.profiles") {
 		t.Errorf("no profiles: %q", msg)
+	}
+}
+
+// TestSetUIMode: Kid is applied and read back in the limits; the same mode
+// again changes nothing; a mode that is not ES's, and a change the daemon
+// refuses (a game runs), are refused with the reason and nothing done.
+func TestSetUIMode(t *testing.T) {
+	f := newFakeHousehold(onAt60())
+	r := householdRig(t, Options{}, f)
+	var got LimitsActionResult
+	r.ok("batocera_set_ui_mode", map[string]any{"mode": "Kid"}, &got)
+	if got.Outcome != outcomeDone || got.Limits.UIMode == nil || *got.Limits.UIMode != "Kid" ||
+		strings.Join(got.Sent, "|") != "S31emulationstation stop|UIMode=Kid|S31emulationstation start" {
+		t.Errorf("Kid: %+v ui_mode %v", got.ActionResult, got.Limits.UIMode)
+	}
+	r.ok("batocera_set_ui_mode", map[string]any{"mode": "Kid"}, &got)
+	if got.Outcome != outcomeUnchanged || len(got.Sent) != 0 {
+		t.Errorf("Kid again: %+v", got.ActionResult)
+	}
+	if msg := r.refused("batocera_set_ui_mode", map[string]any{"mode": "kid"}); !strings.Contains(msg, "'Full', 'Kiosk', 'Kid'") {
+		t.Errorf("kid: %q", msg)
+	}
+	f.set(func(f *fakeHousehold) { f.uiErr = fmt.Errorf("Tetris: %w", uimode.ErrGameRunning) })
+	if msg := r.refused("batocera_set_ui_mode", map[string]any{"mode": "Full"}); !strings.Contains(msg, "Not changed: Tetris: a game is running") {
+		t.Errorf("during a game: %q", msg)
+	}
+	if calls := strings.Join(f.takeCalls(), "|"); calls != "SetUIMode Kid by mcp" {
+		t.Errorf("calls %s", calls)
 	}
 }

@@ -113,6 +113,7 @@ func buildToolset(w wiring) *toolset {
 		ts.addWrite(grantTimeTool(d.Household, g, d.Name))
 		ts.addWrite(pausePlayTool(d.Household, g, d.Name))
 		ts.addWrite(setPlayerTool(d.Household, g, d.Name))
+		ts.addWrite(setUIModeTool(d.Household, g, d.Name))
 	}
 	addLibraryTools(ts, w)
 	return ts

@@ -84,6 +84,7 @@ var callArgs = map[string]map[string]any{
 	"batocera_grant_time":       {"minutes": 15},
 	"batocera_pause_play":       {"paused": true},
 	"batocera_set_player":       {"player": ""},
+	"batocera_set_ui_mode":      {"mode": "Kid"},
 	"library_search":            {"query": "alpha"},
 	"romm_get_rom":              {"rom_id": 1},
 	"library_install":           {"rom_id": 1},

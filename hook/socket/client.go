@@ -45,6 +45,17 @@ func Status(ctx context.Context, path string, v any) error {
 	return nil
 }
 
+// Entry asks the daemon at path to answer the Cabinet entry name, within
+// ctx's deadline or else five seconds; the answer is the text to show.
+func Entry(ctx context.Context, path, name string) (string, error) {
+	conn, _, rep, err := ask(ctx, path, Request{Op: OpEntry, Entry: name}, 5*time.Second)
+	if err != nil {
+		return "", err
+	}
+	conn.Close()
+	return rep.Text, nil
+}
+
 // ask connects, sends req and reads the daemon's reply line, all within
 // ctx's deadline or else limit. A reply that is not OK is an error.
 func ask(ctx context.Context, path string, req Request, limit time.Duration) (net.Conn, *bufio.Reader, Reply, error) {

@@ -30,6 +30,9 @@ type Server struct {
 	MCP func(ctx context.Context, conn net.Conn, dryRun bool)
 	// Status is the daemon's status, sent as JSON.
 	Status func() any
+	// Entry answers a Cabinet entry chosen in ES with the text to show
+	// (nil: refused).
+	Entry func(ctx context.Context, name string) (string, error)
 }
 
 // Listen creates the socket (0600: root only, like the store) after
@@ -104,6 +107,17 @@ func (s *Server) handle(ctx context.Context, conn net.Conn) {
 	case OpStatus:
 		b, _ := json.Marshal(s.Status())
 		reply(Reply{OK: true, Status: b})
+	case OpEntry:
+		if s.Entry == nil {
+			reply(Reply{Error: "entries are not available in this daemon"})
+			return
+		}
+		text, err := s.Entry(ctx, req.Entry)
+		if err != nil {
+			reply(Reply{Error: err.Error()})
+			return
+		}
+		reply(Reply{OK: true, Text: text})
 	case OpMCP:
 		if s.MCP == nil {
 			reply(Reply{Error: "MCP is not available in this daemon"})

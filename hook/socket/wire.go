@@ -22,6 +22,7 @@ const (
 	OpEvent  = "event"
 	OpMCP    = "mcp"
 	OpStatus = "status"
+	OpEntry  = "entry"
 )
 
 // maxLine bounds one request or reply line.
@@ -37,6 +38,9 @@ type Request struct {
 	Event *tracker.Event `json:"event,omitempty"`
 	// DryRun asks for a dry-run MCP session (cabinet call --dry-run).
 	DryRun bool `json:"dry_run,omitempty"`
+	// Entry is the Cabinet entry chosen in ES (`cabinet entry`): its name,
+	// "ask-15", "time-left".
+	Entry string `json:"entry,omitempty"`
 }
 
 // Reply is the daemon's answer.
@@ -44,6 +48,8 @@ type Reply struct {
 	OK     bool            `json:"ok"`
 	Error  string          `json:"error,omitempty"`
 	Status json.RawMessage `json:"status,omitempty"`
+	// Text is the answer to an entry, for the screen.
+	Text string `json:"text,omitempty"`
 }
 
 // WriteLine sends one JSON line.

@@ -76,3 +76,13 @@ func sessionID(started time.Time, system, key, name string) string {
 	}
 	return started.UTC().Format("20060102T150405.000Z") + "-" + string(suffix[:])
 }
+
+// EntryExtension marks Cabinet's own entries in ES (package packaging): files ES "launches" to run
+// `cabinet entry`, which are no games.
+const EntryExtension = ".cabinet"
+
+// IsEntry says whether a launch is one of Cabinet's entries: never a session, never counted,
+// never ended or warned about by the household's rules.
+func IsEntry(p string) bool {
+	return strings.HasSuffix(strings.ToLower(strings.TrimRight(p, `"' `)), EntryExtension)
+}

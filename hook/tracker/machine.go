@@ -30,6 +30,9 @@ func (c *Core) step(ev Event, cfg Config, fx *[]effect) {
 		c.cabinet(haentities.CabinetStart, e, fx)
 	case KindGameStart:
 		c.Online, c.Sleeping = true, false // a launch clears ES's sleep without a wake
+		if IsEntry(ev.Path) {
+			break // Cabinet's own entry: ES is back in its menus within a second
+		}
 		c.gameStart(ev, cfg, fx)
 		c.clearScreensaver(e)
 	case KindGameEnd:

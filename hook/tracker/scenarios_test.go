@@ -37,6 +37,23 @@ func scenarios() []scenario {
 			emitted: []string{"start", "session_start:" + smbName},
 		},
 		{
+			// ES fires game-start and game-end around Cabinet's own entries (and the watcher may see
+			// one in /runningGame): no session, no play time, and a game played after is counted.
+			name: "Cabinet's entries are no games",
+			cfg:  func(c *Config) { c.MinSession = 0 },
+			events: []Event{
+				esEvent(KindStart, 0),
+				esGameStart(10, "/userdata/system/cabinet/entries/ask-for-more-time.cabinet", "Ask for 15 more minutes"),
+				watcherEvent(KindGameStart, 10.5, "/userdata/system/cabinet/entries/ask-for-more-time.cabinet", "Ask for 15 more minutes", "Cabinet"),
+				esEvent(KindGameEnd, 11),
+				esGameStart(20, smbPath, smbName),
+				esEvent(KindGameEnd, 80),
+			},
+			activity: "menu", online: true, last: smbName, playTime: 60 * time.Second,
+			logged:  []string{smbName + "|nes|60|es"},
+			emitted: []string{"start", "session_start:" + smbName},
+		},
+		{
 			name: "short session is shown live but not logged",
 			events: []Event{
 				esEvent(KindStart, 0),

@@ -151,7 +151,7 @@ func Install(ctx context.Context, t Target, svc Service, o Options) (Result, err
 	if oldSum != srcSum {
 		files = append(files, change{path: t.Layout.Binary, mode: 0o755, binary: true, exists: oldSum != ""})
 	}
-	scripts := append(l.ESScriptFiles(), l.ServiceScript())
+	scripts := append(l.Files(), l.ServiceScript())
 	for _, s := range scripts {
 		files = append(files, change{path: s.Path, mode: os.FileMode(s.Mode), content: []byte(s.Content)})
 	}

@@ -83,7 +83,7 @@ const confBefore = "# Batocera settings\nsystem.hostname=BATOCERA\nsystem.servic
 func newRig(t *testing.T) *rig {
 	root := t.TempDir()
 	l := packaging.DefaultLayout()
-	for _, p := range []*string{&l.Binary, &l.ESScripts, &l.UserScripts, &l.ServicesDir, &l.RunDir} {
+	for _, p := range []*string{&l.Binary, &l.ESScripts, &l.UserScripts, &l.ServicesDir, &l.RunDir, &l.Entries} {
 		*p = filepath.Join(root, *p)
 	}
 	tgt := Target{Layout: l, Conf: filepath.Join(root, "userdata/system/batocera.conf"),

@@ -47,7 +47,7 @@ func Uninstall(ctx context.Context, t Target, svc Service, o UninstallOptions) (
 	if errors.Is(err, os.ErrNotExist) {
 		// Installed by hand, or by a Cabinet before the manifest: what
 		// packaging renders now, where it matches byte for byte.
-		for _, s := range append(t.Layout.ESScriptFiles(), t.Layout.ServiceScript()) {
+		for _, s := range append(t.Layout.Files(), t.Layout.ServiceScript()) {
 			m.addFile(s.Path, []byte(s.Content))
 		}
 		m.Service = t.Layout.ServiceName
