@@ -125,7 +125,7 @@ func TestRealESUIMode(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Apply Kid: %v\n%s", err, real.LogTail())
 	}
-	if st.Mode != haentities.UIModeKid || !st.Changed || !st.Restarted || !strings.Contains(st.Text, "passkey A A A B A") {
+	if st.Mode != haentities.UIModeKid || !st.Changed || !st.Restarted || !strings.Contains(st.Text, "passkey entered with the pad") || strings.Contains(st.Text, "aaaba") {
 		t.Errorf("Apply Kid = %+v", st)
 	}
 	// ES was stopped before the file changed and started after it.

@@ -102,7 +102,6 @@ type State struct {
 	Mode      string // the mode in effect: Forced, else Setting
 	Setting   string // es_settings.cfg's UIMode (Full when unset)
 	Forced    string // the mode es.customsargs forces; "" none
-	Passkey   string // the passkey that leaves Kiosk and Kid mode
 	Restarted bool   // Apply restarted ES
 	Changed   bool   // Apply wrote the setting
 	Text      string // one sentence for people
@@ -131,7 +130,7 @@ func (a *Applier) Read() (State, error) {
 	if err != nil {
 		return State{}, err
 	}
-	st := State{Mode: set.Mode, Setting: set.Mode, Passkey: set.Passkey}
+	st := State{Mode: set.Mode, Setting: set.Mode}
 	if a.BatoceraConf != "" {
 		conf, err := batoconf.ReadFile(a.BatoceraConf)
 		if err != nil {
@@ -237,8 +236,8 @@ func (a *Applier) Apply(ctx context.Context, mode string) (State, error) {
 	}
 	back.Text = fmt.Sprintf("Switched to %s: EmulationStation restarted.", Describe(mode))
 	if mode != haentities.UIModeFull {
-		back.Text += fmt.Sprintf(" To leave it on the cabinet, enter the passkey %s with the pad's buttons (or choose Full here).",
-			passkeyText(back.Passkey))
+		// The passkey is a grown-up's secret: named, never shown.
+		back.Text += " On the cabinet, EmulationStation's passkey entered with the pad leaves it (or choose Full here)."
 	}
 	return back, nil
 }
@@ -291,14 +290,4 @@ func (a *Applier) waitUp(ctx context.Context) error {
 		case <-tc:
 		}
 	}
-}
-
-// passkeyText spells a passkey as buttons: "A A A B A".
-func passkeyText(p string) string {
-	names := map[rune]string{'u': "Up", 'd': "Down", 'l': "Left", 'r': "Right", 'a': "A", 'b': "B", 'x': "X", 'y': "Y"}
-	var out []string
-	for _, c := range p {
-		out = append(out, names[c])
-	}
-	return strings.Join(out, " ")
 }

@@ -97,7 +97,7 @@ func TestApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Mode != "Kid" || st.Setting != "Kid" || !st.Changed || !st.Restarted || !strings.Contains(st.Text, "passkey Up Up Down Down") {
+	if st.Mode != "Kid" || st.Setting != "Kid" || !st.Changed || !st.Restarted || !strings.Contains(st.Text, "passkey entered with the pad") || strings.Contains(st.Text, "uudd") {
 		t.Errorf("Apply = %+v", st)
 	}
 	if want := "stop name=\"UIMode\" value=\"Kiosk\" \nstart name=\"UIMode\" value=\"Kid\""; r.runs() != want {
