@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/hook/journal"
 	"github.com/batocera-cabinet/cabinet/hook/socket"
 	"github.com/batocera-cabinet/cabinet/hook/tracker"
+	"github.com/batocera-cabinet/cabinet/packaging"
 	"github.com/batocera-cabinet/cabinet/simulator"
 	"github.com/batocera-cabinet/cabinet/simulator/fakees"
 	"github.com/batocera-cabinet/cabinet/simulator/mqttbroker"
@@ -39,7 +41,8 @@ import (
 // playroomRules are the playroom's cabinet.household.* keys, with Home
 // Assistant's play-time controls on.
 var playroomRules = []string{"cabinet.household.enabled=1", "cabinet.household.minutes.daily=20",
-	"cabinet.household.bedtime=20:30-07:00", "cabinet.household.warn_at=5,1", "cabinet.ha.household=1"}
+	"cabinet.household.bedtime=20:30-07:00", "cabinet.household.warn_at=5,1", "cabinet.household.profiles=alice,bob",
+	"cabinet.ha.household=1"}
 
 // playTimeDemo is what the playroom's evening needs of the demo.
 type playTimeDemo struct {
@@ -119,7 +122,7 @@ func (d playTimeDemo) evening(ctx context.Context) error {
 	}
 	id, _ := cfg.CabinetID()
 	p := &playroom{out: d.out, cab: cab, clock: nc, broker: d.broker, ha: haentities.Settings{ID: id, BaseTopic: cfg.MQTT.BaseTopic},
-		socket: cfg.Layout().Socket(), speed: d.speed}
+		socket: cfg.Layout().Socket(), speed: d.speed, exe: d.exe, environ: penv.Environ}
 	sctx, stopShow := context.WithCancel(ctx)
 	shown := make(chan struct{})
 	go func() { p.show(sctx); close(shown) }()
@@ -144,74 +147,133 @@ type playroom struct {
 	ha     haentities.Settings
 	socket string // the daemon's
 	speed  float64
+	// exe and environ run `cabinet entry` as ES does for Cabinet's entries.
+	exe     string
+	environ []string
 }
 
-// steps are the evening: the time left over a game, the warnings, extra
-// time from a parent's phone, the game saved and closed at the limit, and
-// a launch ended at bedtime.
+// steps are the evening of two children: Alice's turn (the time left
+// over the game, the warnings, the game saved and closed at her limit),
+// her request for more time from ES's menus answered from a parent's
+// phone, Bob's turn with his own time, and a launch ended at bedtime.
 func (p *playroom) steps() []simulator.Step {
 	d := func(s float64) time.Duration { return time.Duration(s / p.speed * float64(time.Second)) }
-	fast := func(step time.Duration) time.Duration { return time.Duration(float64(step) * p.speed) }
 	var before int // RetroArch messages before a step
 	return []simulator.Step{
-		{Say: "EmulationStation starts; the rules (cabinet.household.* in batocera.conf): 20 minutes of play a day, bedtime 20:30-07:00, " +
-			"warnings 5 and 1 minute before the end, the game saved and closed at the limit",
+		{Say: "EmulationStation starts; two children share the cabinet (cabinet.household.profiles=alice,bob), each with " +
+			"20 minutes of play a day; bedtime 20:30-07:00, warnings 5 and 1 minute before the end, the game saved and closed at the limit",
 			Do: func(ctx context.Context, c *simulator.Cabinet) error {
 				c.ES.Start()
 				// ES's start script, on the playroom's clock.
 				ev := p.clock.stamp().Event(tracker.KindStart, tracker.SourceES)
 				return socket.Deliver(ctx, p.socket, journal.NewKey(ev), ev)
 			}, Wait: d(1)},
-		{Say: "a child starts Super Mario World: the time left shows over the game", Do: func(ctx context.Context, c *simulator.Cabinet) error {
+		{Say: "Alice's turn: a parent picks her in Home Assistant (select.batocera_player; her own game pad would too)",
+			Do: func(ctx context.Context, _ *simulator.Cabinet) error { return p.choose(ctx, "alice") }, Wait: d(1)},
+		{Say: "Alice starts Super Mario World: her time left shows over the game", Do: func(ctx context.Context, c *simulator.Cabinet) error {
 			if err := p.launch(ctx, "snes", "Super Mario World"); err != nil {
 				return err
 			}
-			return p.clock.until(ctx, "the time left over the game", fast(settleStep), time.Minute, p.onTV(0, "of play left today."))
+			return p.clock.until(ctx, "the time left over the game", p.fast(settleStep), time.Minute, p.onTV(0, "of play left today."))
 		}, Wait: d(2)},
-		{Say: "the child plays on", Do: func(ctx context.Context, _ *simulator.Cabinet) error {
-			return p.clock.until(ctx, "the 5-minute warning", fast(playStep), 16*time.Minute, p.onTV(0, "5 minutes of play left today"))
-		}, Wait: d(2)},
-		{Say: "a parent's phone shows the warning, with +15 min and +30 min: the parent taps +15 min, and Home Assistant presses button.batocera_extra_time",
+		{Say: "Alice plays on until her time is up", Do: func(ctx context.Context, _ *simulator.Cabinet) error {
+			return p.timeUp(ctx, 0)
+		}, Wait: d(3)},
+		{Say: "in EmulationStation's menus Alice chooses Cabinet ▸ Ask for 15 more minutes (ES runs `cabinet entry`)",
 			Do: func(ctx context.Context, _ *simulator.Cabinet) error {
-				before = len(p.cab.RetroArch.Snapshot().Messages)
+				if err := p.entry(ctx, packaging.EntryAskTime); err != nil {
+					return err
+				}
+				return p.clock.until(ctx, "the request in Home Assistant", p.fast(settleStep), time.Minute, func() bool {
+					return len(p.limitEvents(haentities.LimitTimeRequested)) > 0
+				})
+			}, Wait: d(2)},
+		{Say: "a parent's phone asks (the time_requested blueprint: Approve 15, Approve 30, Deny): the parent taps Approve 15, " +
+			"and Home Assistant presses button.batocera_extra_time",
+			Do: func(ctx context.Context, _ *simulator.Cabinet) error {
 				if err := p.broker.Publish(p.ha.CommandTopic(haentities.ExtraTime), []byte(haentities.PayloadPress), false); err != nil {
 					return err
 				}
-				return p.clock.until(ctx, "the extra time", 0, time.Minute, func() bool { return len(p.limitEvents(haentities.LimitExtended)) > 0 })
+				return p.clock.until(ctx, "the answer on screen", p.fast(settleStep), time.Minute, func() bool {
+					return p.notified("A parent gave you 15 more minutes.")
+				})
 			}, Wait: d(2)},
-		{Say: "the child plays on until the time is up", Do: func(ctx context.Context, _ *simulator.Cabinet) error {
-			if err := p.clock.until(ctx, "the end of the time", fast(playStep), 21*time.Minute, p.onTV(before, "Time is up for today.")); err != nil {
+		{Say: "Bob's turn: a parent picks him; he starts Tetris with his own 20 minutes", Do: func(ctx context.Context, _ *simulator.Cabinet) error {
+			if err := p.choose(ctx, "bob"); err != nil {
 				return err
 			}
-			// Saving and closing take real time: the clock slows down.
-			if err := p.clock.until(ctx, "the game saved and closed", fast(settleStep), time.Minute, func() bool {
-				_, running := p.cab.ES.Running()
-				return !running && p.notified("was saved and closed")
-			}); err != nil {
+			before = len(p.cab.RetroArch.Snapshot().Messages)
+			if err := p.launch(ctx, "nes", "Tetris"); err != nil {
 				return err
 			}
-			return p.clock.until(ctx, "the daemon seeing the game end", fast(settleStep), time.Minute, p.idle)
+			return p.clock.until(ctx, "Bob's time over the game", p.fast(settleStep), time.Minute, p.onTV(before, "20 minutes of play left today."))
+		}, Wait: d(2)},
+		{Say: "Bob plays on until his time is up", Do: func(ctx context.Context, _ *simulator.Cabinet) error {
+			return p.timeUp(ctx, before)
 		}, Wait: d(3)},
 		{Say: "the evening goes on; bedtime is at 20:30", Do: func(ctx context.Context, _ *simulator.Cabinet) error {
 			// Fast, then slower around bedtime so that it shows on time.
 			before := p.clock.start.Add(59*time.Minute + 50*time.Second)
-			if err := p.clock.until(ctx, "the time before bedtime", fast(idleStep), 2*time.Hour, func() bool {
+			if err := p.clock.until(ctx, "the time before bedtime", p.fast(idleStep), 2*time.Hour, func() bool {
 				return !p.clock.fake.Now().Before(before)
 			}); err != nil {
 				return err
 			}
-			return p.clock.until(ctx, "bedtime", fast(settleStep), 5*time.Minute, func() bool {
+			return p.clock.until(ctx, "bedtime", p.fast(settleStep), 5*time.Minute, func() bool {
 				v, _ := p.broker.Retained(p.ha.StateTopic(haentities.LimitState))
 				return string(v) == haentities.LimitBedtime
 			})
 		}, Wait: d(1)},
-		{Say: "the child tries Tetris", Do: func(ctx context.Context, _ *simulator.Cabinet) error {
+		{Say: "Bob tries Tetris again", Do: func(ctx context.Context, _ *simulator.Cabinet) error {
 			if err := p.launch(ctx, "nes", "Tetris"); err != nil {
 				return err
 			}
-			return p.clock.until(ctx, "the launch ended", fast(settleStep), time.Minute, func() bool { return p.notified("can't start now") && p.idle() })
+			return p.clock.until(ctx, "the launch ended", p.fast(settleStep), time.Minute, func() bool { return p.notified("can't start now") && p.idle() })
 		}, Wait: d(3)},
 	}
+}
+
+// choose picks the player as Home Assistant's select does, and waits for it.
+func (p *playroom) choose(ctx context.Context, name string) error {
+	if err := p.broker.Publish(p.ha.CommandTopic(haentities.Player), []byte(name), false); err != nil {
+		return err
+	}
+	return p.clock.until(ctx, name+" chosen", 0, time.Minute, func() bool {
+		v, _ := p.broker.Retained(p.ha.StateTopic(haentities.Player))
+		return string(v) == name
+	})
+}
+
+// timeUp plays on until the running game's time is up, it is saved and
+// closed, and the daemon saw it end (after: RetroArch's messages before).
+func (p *playroom) timeUp(ctx context.Context, after int) error {
+	if err := p.clock.until(ctx, "the end of the time", p.fast(playStep), 40*time.Minute, p.onTV(after, "Time is up for today.")); err != nil {
+		return err
+	}
+	// Saving and closing take real time: the clock slows down.
+	if err := p.clock.until(ctx, "the game saved and closed", p.fast(settleStep), time.Minute, func() bool {
+		_, running := p.cab.ES.Running()
+		return !running && p.notified("was saved and closed")
+	}); err != nil {
+		return err
+	}
+	return p.clock.until(ctx, "the daemon seeing the game end", p.fast(settleStep), time.Minute, p.idle)
+}
+
+// fast is how far the clock moves per step of real time: step, sped up.
+func (p *playroom) fast(step time.Duration) time.Duration { return time.Duration(float64(step) * p.speed) }
+
+// entry runs `cabinet entry` for one of Cabinet's entries, as ES's
+// <command> for the Cabinet system does.
+func (p *playroom) entry(ctx context.Context, name string) error {
+	ectx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ectx, p.exe, "entry", "/userdata/system/cabinet/entries/"+name+packaging.EntryExtension)
+	cmd.Env = p.environ
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("cabinet entry: %v: %s", err, out)
+	}
+	return nil
 }
 
 // launch starts a game through ES, as the child would (ES may still be
@@ -276,6 +338,7 @@ type limitEvent struct {
 	EventType string  `json:"event_type"`
 	Game      *string `json:"game"`
 	Detail    *string `json:"detail"`
+	Profile   *string `json:"profile"`
 }
 
 // limitEvents are the events of a kind Home Assistant received.

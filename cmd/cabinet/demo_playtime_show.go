@@ -29,7 +29,7 @@ func (p *playroom) show(ctx context.Context) {
 	var tvSeen, esSeen, brokerSeen, saved int
 	lastTV, lastTVAt := "", time.Time{}
 	entities := map[string]string{}
-	for _, e := range []string{haentities.NowPlaying, haentities.TimeLeftToday, haentities.LimitState, haentities.LimitEvent} {
+	for _, e := range []string{haentities.Player, haentities.NowPlaying, haentities.TimeLeftToday, haentities.LimitState, haentities.LimitEvent} {
 		entities[p.ha.StateTopic(e)] = e
 	}
 	last := map[string]string{} // each entity's last state
@@ -100,6 +100,9 @@ func eventText(payload []byte) string {
 		return string(payload)
 	}
 	s := ev.EventType + " —"
+	if ev.Profile != nil {
+		s = ev.EventType + " (" + *ev.Profile + ") —"
+	}
 	if ev.Game != nil {
 		s += " " + *ev.Game + ":"
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/cmd/cabinet/config"
 	"github.com/batocera-cabinet/cabinet/daemon"
 	"github.com/batocera-cabinet/cabinet/daemon/doctor"
+	"github.com/batocera-cabinet/cabinet/daemon/es"
 	"github.com/batocera-cabinet/cabinet/daemon/httpauth"
 	"github.com/batocera-cabinet/cabinet/haentities"
 	"github.com/batocera-cabinet/cabinet/haentities/mqttlink"
@@ -157,8 +158,13 @@ cabinet deploy instead.`, &sets)
 	default:
 		fmt.Fprintf(out, "Installed Cabinet %s:\n", o.Version)
 	}
+	entries := false
 	for _, ch := range res.Changed {
 		fmt.Fprintf(out, "  %s\n", ch)
+		entries = entries || strings.Contains(ch, t.Layout.Entries) || strings.Contains(ch, "es_systems_cabinet.cfg")
+	}
+	if entries {
+		reloadForEntries(ctx, out, cfg.ESURL)
 	}
 	fmt.Fprintln(out)
 	// The report with the settings just saved.
@@ -432,4 +438,20 @@ func runFromElsewhere(e *env, dir string) error {
 	err = syscall.Exec(f.Name(), os.Args, env)
 	os.Remove(f.Name())
 	return fmt.Errorf("run the copy of the binary: %w", err)
+}
+
+// reloadForEntries asks ES to read its systems again, so Cabinet's entries
+// show without a restart (GET /reloadgames re-reads every es_systems_*.cfg).
+func reloadForEntries(ctx context.Context, out io.Writer, esURL string) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	esc, err := es.New(es.Config{URL: esURL, Timeout: 5 * time.Second})
+	if err == nil {
+		err = esc.ReloadGames(ctx)
+	}
+	if err != nil {
+		fmt.Fprintf(out, "  EmulationStation did not reload its game lists (%v): restart it, or choose Update gamelists in its menu, to see the Cabinet system.\n", err)
+		return
+	}
+	fmt.Fprintln(out, "  EmulationStation reloaded its game lists: the Cabinet system (ask for more time, time left) is there.")
 }
