@@ -261,7 +261,9 @@ func (p *playroom) timeUp(ctx context.Context, after int) error {
 }
 
 // fast is how far the clock moves per step of real time: step, sped up.
-func (p *playroom) fast(step time.Duration) time.Duration { return time.Duration(float64(step) * p.speed) }
+func (p *playroom) fast(step time.Duration) time.Duration {
+	return time.Duration(float64(step) * p.speed)
+}
 
 // entry runs `cabinet entry` for one of Cabinet's entries, as ES's
 // <command> for the Cabinet system does.
