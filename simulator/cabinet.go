@@ -185,6 +185,7 @@ func Start(opts Options) (*Cabinet, error) {
 		ROMs:        c.romsFS,
 		WriteFile:   c.writeMedia,
 		Media:       c.readMedia,
+		Settings:    c.Path("/userdata/system/configs/emulationstation/es_settings.cfg"),
 	})
 	addr := opts.ESAddr
 	if addr == "" {

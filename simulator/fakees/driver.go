@@ -43,8 +43,10 @@ func (s *Server) takeIdleUI() error {
 func (s *Server) Start() {
 	s.ui.Lock()
 	defer s.ui.Unlock()
+	kid := readKid(s.cfg.Settings)
 	s.mu.Lock()
 	s.settingsSaved = false
+	s.kid = kid
 	sys := s.selected
 	s.mu.Unlock()
 	s.fire("start")

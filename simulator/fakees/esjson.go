@@ -14,6 +14,7 @@ type view struct {
 	sys        library.System
 	collection bool
 	games      []library.Game
+	hidden     bool // not visible: Kid mode with nothing to show (SystemData::isVisible)
 }
 
 // collectionDecls are ES's auto collections that the fake supports
@@ -52,6 +53,25 @@ func (s *Server) views() []view {
 			all = s.lib.AllGames()
 		}
 		out = append(out, s.collectionView(d.name, all))
+	}
+	if s.uiKid() {
+		for i := range out {
+			out[i].games = kidGames(out[i].games)
+			// In Kid mode an empty system is hidden, and so is an empty collection but favorites
+			// (SystemData::isVisible; seen on the real ES: /systems lists them "visible": "false").
+			out[i].hidden = len(out[i].games) == 0 && !(out[i].collection && out[i].sys.Name == "favorites")
+		}
+	}
+	return out
+}
+
+// kidGames are the games Kid mode shows: kidgame true (es-app FileData's kid filter).
+func kidGames(games []library.Game) []library.Game {
+	var out []library.Game
+	for _, g := range games {
+		if g.Meta("kidgame") == "true" {
+			out = append(out, g)
+		}
 	}
 	return out
 }
@@ -138,7 +158,7 @@ func writeSystem(w *prettyWriter, v view) {
 		}
 		w.endArray()
 	}
-	w.kv("visible", "true")
+	w.kv("visible", strconv.FormatBool(!v.hidden))
 	w.kv("collection", strconv.FormatBool(v.collection))
 	w.kv("gamesystem", "true")
 	w.kv("groupsystem", "false")

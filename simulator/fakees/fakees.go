@@ -87,6 +87,10 @@ type Config struct {
 	// sets WriteFile sets Media to read them back. ES ignores a failed
 	// write, and so does the fake: the metadata is set all the same.
 	WriteFile func(path string, data []byte) error
+	// Settings is es_settings.cfg, read as ES reads it at each Start: its
+	// UIMode "Kid" makes /systems count only kidgame games and hide what
+	// has none. "": Full.
+	Settings string
 	// ROMs is the disk behind the library: the ROM folder of a system
 	// (<RomsRoot>/<system>) as a file system. When set, /reloadgames
 	// rescans every system's folder as ES's populateFolder does and makes
@@ -135,6 +139,7 @@ type Server struct {
 	rotation      int
 	selected      string // system selected in the UI
 	settingsSaved bool   // es_settings.cfg saved since start (first launch saves it)
+	kid           bool   // UIMode was Kid in Config.Settings at the last Start
 	closed        bool
 
 	faults Faults
@@ -195,6 +200,7 @@ func New(cfg Config) *Server {
 		s.cfg.Media = s.uploadedMedia
 	}
 	s.routes.compile()
+	s.kid = readKid(cfg.Settings)
 	if sys := s.lib.Systems(); len(sys) > 0 {
 		s.selected = sys[0].Name
 	}
