@@ -195,6 +195,9 @@ func (d *Daemon) reload(ctx context.Context) {
 	// no longer produced), and the diagnostics under the topics in force.
 	d.eng.apply()
 	d.recordDiagnostics()
+	if d.uiModes != nil {
+		d.uiModes.publish() // the select newly announced, or es.customsargs changed
+	}
 	d.log.Info().Msg("configuration change applied")
 }
 

@@ -26,6 +26,7 @@ import (
 	"github.com/batocera-cabinet/cabinet/daemon/oauth"
 	"github.com/batocera-cabinet/cabinet/daemon/retroarch"
 	"github.com/batocera-cabinet/cabinet/daemon/tlsconf"
+	"github.com/batocera-cabinet/cabinet/daemon/uimode"
 	"github.com/batocera-cabinet/cabinet/haentities/mqttlink"
 	"github.com/batocera-cabinet/cabinet/hook/socket"
 	"github.com/batocera-cabinet/cabinet/packaging"
@@ -90,8 +91,9 @@ func doctorEnv(l *config.Loaded) (doctor.Env, error) {
 		ROMarr:             doctorROMarr(cfg),
 		MCP:                doctorMCP(cfg),
 		Extra:              []doctor.Check{{Name: "daemon", Run: daemonSt.check}},
-		PlayTime:           doctor.PlayTimeEnv{Rules: householdRules(cfg), Daemon: daemonSt.household, Pads: doctorPads(cfg)},
-		SaveSync:           doctor.SaveSyncEnv{Config: saveSync(cfg), Daemon: daemonSt.saveSync},
+		PlayTime: doctor.PlayTimeEnv{Rules: householdRules(cfg), Daemon: daemonSt.household, Pads: doctorPads(cfg),
+			UIMode: (&uimode.Applier{Settings: cfg.Path(uimode.DefaultSettings), BatoceraConf: l.File}).Read},
+		SaveSync: doctor.SaveSyncEnv{Config: saveSync(cfg), Daemon: daemonSt.saveSync},
 	}
 	// Under a fake root (the simulator, tests) this machine's firewall is
 	// not the cabinet's: leave the port unchecked.

@@ -50,7 +50,7 @@ var wantTools = []string{"batocera_adjust_volume", "batocera_change_save_slot", 
 // wantDaemonTools adds what only the daemon has: the play-time rules' tools and library_saves (the
 // save tools that change files come with cabinet.romm.sync_saves).
 var wantDaemonTools = func() []string {
-	ts := append(slices.Clone(wantTools), "batocera_get_limits", "batocera_grant_time", "batocera_pause_play", "batocera_set_limits", "batocera_set_player",
+	ts := append(slices.Clone(wantTools), "batocera_get_limits", "batocera_grant_time", "batocera_pause_play", "batocera_set_limits", "batocera_set_player", "batocera_set_ui_mode",
 		"library_saves")
 	slices.Sort(ts)
 	return ts

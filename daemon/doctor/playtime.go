@@ -9,6 +9,7 @@ import (
 
 	"github.com/batocera-cabinet/cabinet/daemon/controllers"
 	"github.com/batocera-cabinet/cabinet/daemon/household"
+	"github.com/batocera-cabinet/cabinet/daemon/uimode"
 )
 
 // PlayTimeEnv is the household's play-time rules as the check sees them.
@@ -24,6 +25,8 @@ type PlayTimeEnv struct {
 	// Pads reads the game pads connected (nil: not read), so a parent sees each pad's id for
 	// cabinet.household.profile.<name>.pad and whose it is.
 	Pads func() ([]controllers.Pad, error)
+	// UIMode reads EmulationStation's UI mode back (nil: not read).
+	UIMode func() (uimode.State, error)
 }
 
 // CheckPlayTime is the play-time check's name.
@@ -38,6 +41,9 @@ const playTimeOff = `off — to limit play, set cabinet.household.enabled=1 (REA
 func checkPlayTime(ctx context.Context, env PlayTimeEnv) Result {
 	res := playTime(ctx, env)
 	res.Lines = append(res.Lines, profileLines(env)...)
+	if env.UIMode != nil {
+		res.Lines = append(res.Lines, uiModeLine(env.UIMode))
+	}
 	return res
 }
 
@@ -228,4 +234,16 @@ func clockText(rep household.Report) string {
 		return s + "; bedtime waits until NTP sets the clock"
 	}
 	return s + " until NTP sets the clock"
+}
+
+// uiModeLine is EmulationStation's mode, and what forces it.
+func uiModeLine(read func() (uimode.State, error)) string {
+	st, err := read()
+	switch {
+	case err != nil:
+		return "EmulationStation: its mode not read (" + err.Error() + ")"
+	case st.Forced != "":
+		return "EmulationStation: " + uimode.Describe(st.Mode) + ", forced by es.customsargs in batocera.conf"
+	}
+	return "EmulationStation: " + uimode.Describe(st.Mode) + " (select.batocera_ui_mode, batocera_set_ui_mode)"
 }

@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/batocera-cabinet/cabinet/daemon/controllers"
 	"github.com/batocera-cabinet/cabinet/daemon/household"
+	"github.com/batocera-cabinet/cabinet/daemon/uimode"
 )
 
 // rules parses cabinet.household.* keys given without the prefix.
@@ -178,4 +181,26 @@ func TestDoctorProfilesAndPads(t *testing.T) {
 	if got := strings.Join(res.Lines, "\n"); !strings.Contains(got, "Game pads: none connected") || strings.Contains(got, "Profiles") {
 		t.Errorf("no pads, no profiles: %q", got)
 	}
+}
+
+// TestDoctorUIMode: the play-time check says EmulationStation's mode, and
+// what forces it.
+func TestDoctorUIMode(t *testing.T) {
+	dir := t.TempDir()
+	settings, conf := filepath.Join(dir, "es_settings.cfg"), filepath.Join(dir, "batocera.conf")
+	os.WriteFile(settings, []byte(`<config><string name="UIMode" value="Kid" /></config>`), 0o644)
+	a := &uimode.Applier{Settings: settings, BatoceraConf: conf}
+	env := PlayTimeEnv{Rules: household.Rules{}, UIMode: a.Read}
+	has := func(want string) {
+		t.Helper()
+		res := checkPlayTime(context.Background(), env)
+		if got := strings.Join(res.Lines, "\n"); !strings.Contains(got, want) {
+			t.Errorf("lines:\n%s\nwant %q", got, want)
+		}
+	}
+	has("EmulationStation: Kid mode (no settings menus, only games marked for kids) (select.batocera_ui_mode")
+	os.WriteFile(conf, []byte("es.customsargs=--force-kiosk\n"), 0o644)
+	has("EmulationStation: Kiosk mode (no settings menus), forced by es.customsargs in batocera.conf")
+	os.WriteFile(settings, []byte(`<config><string`), 0o644)
+	has("EmulationStation: its mode not read (es_settings.cfg is not valid XML")
 }

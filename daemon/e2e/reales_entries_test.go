@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/batocera-cabinet/cabinet/packaging"
 	"github.com/batocera-cabinet/cabinet/simulator/testpeers/cabinettest"
@@ -58,8 +59,10 @@ func TestRealESHouseholdEntries(t *testing.T) {
 	})
 
 	from := h.obs.Mark()
+	chosen := time.Now()
 	h.es.Launch(filepath.Join(l.Entries, packaging.EntryAskTime+packaging.EntryExtension))
 	h.notified("the request's answer on screen", "Asked a parent for 15 more minutes.")
+	t.Logf("entry chosen → its answer at ES's /notify: %v", h.tap.firstAt("/notify").Sub(chosen).Round(time.Millisecond))
 	ev := h.obs.AwaitMsg(from, h.topic("limit"), "")
 	var p struct {
 		Type    string `json:"event_type"`

@@ -121,10 +121,12 @@ func TestRealESUIMode(t *testing.T) {
 		t.Fatalf("Full: %+v, want nes's 3 games and snes's 1 shown", full)
 	}
 
+	began := time.Now()
 	st, err := a.Apply(ctx, haentities.UIModeKid)
 	if err != nil {
 		t.Fatalf("Apply Kid: %v\n%s", err, real.LogTail())
 	}
+	t.Logf("Kid applied in %v (ES stopped, the file written, ES started and answering)", time.Since(began).Round(time.Millisecond))
 	if st.Mode != haentities.UIModeKid || !st.Changed || !st.Restarted || !strings.Contains(st.Text, "passkey entered with the pad") || strings.Contains(st.Text, "aaaba") {
 		t.Errorf("Apply Kid = %+v", st)
 	}

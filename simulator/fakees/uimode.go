@@ -3,11 +3,15 @@ package fakees
 import (
 	"os"
 	"regexp"
+	"sync"
 )
 
 // uiModeRe finds ES's UIMode setting in es_settings.cfg; the last one wins,
-// as Settings::loadFile sets each in turn.
-var uiModeRe = regexp.MustCompile(`<string\s+name="UIMode"\s+value="([A-Za-z]*)"`)
+// as Settings::loadFile sets each in turn. Compiled when first used: the
+// binary links this package, and its start must not pay for it.
+var uiModeRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`<string\s+name="UIMode"\s+value="([A-Za-z]*)"`)
+})
 
 // readKid says whether es_settings.cfg at path puts ES in Kid mode.
 func readKid(path string) bool {
@@ -18,7 +22,7 @@ func readKid(path string) bool {
 	if err != nil {
 		return false
 	}
-	m := uiModeRe.FindAllSubmatch(b, -1)
+	m := uiModeRe().FindAllSubmatch(b, -1)
 	return len(m) > 0 && string(m[len(m)-1][1]) == "Kid"
 }
 
