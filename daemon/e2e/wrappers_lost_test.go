@@ -84,7 +84,11 @@ func TestServiceStopMidBurst(t *testing.T) {
 		}
 		ev := []string{"screensaver-start", "screensaver-stop"}[i%2]
 		script := filepath.Join(r.cab.Path("/userdata/system/configs/emulationstation/scripts"), ev, "cabinet")
-		if out, err := exec.Command("/bin/sh", script, "dim").CombinedOutput(); err != nil {
+		wrapper := exec.Command("/bin/sh", script, "dim")
+		// The rig's configuration: once the daemon is gone the wrapper runs the binary, which
+		// must keep to the rig's tree, never this machine's /userdata.
+		wrapper.Env = append(os.Environ(), r.env()...)
+		if out, err := wrapper.CombinedOutput(); err != nil {
 			t.Fatalf("wrapper %s: %v %s", ev, err, out)
 		}
 		<-time.After(10 * time.Millisecond) // the burst's rate
