@@ -77,10 +77,13 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					more = false
 				}
 			}
+			// Re-armed before the write: once a client has the frames, the
+			// next heartbeat is already due a whole Heartbeat later (a test's
+			// fake clock may move as soon as it reads them).
+			tick.Reset(h.opts.Heartbeat)
 			if !send(frames...) {
 				return
 			}
-			tick.Reset(h.opts.Heartbeat)
 		case <-tc:
 			if !send(heartbeat) {
 				return
