@@ -166,7 +166,6 @@ func TestLaunchTimedFromConfirmation(t *testing.T) {
 	r.clock.Advance(2500 * time.Millisecond)
 	r.cab.ES.EndGame(0)
 	r.ended()
-	r.clock.Advance(time.Minute) // past the reorder window: the session is final
 	cabinettest.Await(t, "the session logged", r.broker.Changed, func() (bool, string) {
 		for _, m := range r.broker.Messages() {
 			var e struct {
@@ -179,6 +178,10 @@ func TestLaunchTimedFromConfirmation(t *testing.T) {
 				return e.Source == "mcp" && e.DurationS >= 2, fmt.Sprintf("%+v", e)
 			}
 		}
+		// Past the reorder window, the session is final. Moved again at each look: the
+		// engine may arm its timer for the end only after the end was seen applied (a
+		// single move could come first and never fire it).
+		r.clock.Advance(time.Minute)
 		return false, "no session_end"
 	})
 }
