@@ -111,8 +111,10 @@ func (d *Daemon) config() *Config {
 // Store is the daemon's store (play history for the MCP tools).
 func (d *Daemon) Store() *store.Store { return d.eng.store() }
 
-// liveES is the watcher's view of ES: whichever client the configuration
-// in force names, so a new cabinet.es.url applies without a restart.
+// liveES is the watcher's and the UI mode's view of ES: whichever client
+// the configuration in force names, so a new cabinet.es.url applies without
+// a restart.
 type liveES struct{ d *Daemon }
 
 func (l liveES) RunningGame(ctx context.Context) (*es.Game, error) { return l.d.es().RunningGame(ctx) }
+func (l liveES) Caps(ctx context.Context) (es.Caps, error)         { return l.d.es().Caps(ctx) }

@@ -138,9 +138,9 @@ func (d *Daemon) entry(_ context.Context, name string) (string, error) {
 	if e == nil {
 		return "Cabinet is starting: try again in a moment.", nil
 	}
-	switch name {
+	switch entry, _ := packaging.EntryNamed(name); entry.Name {
 	case packaging.EntryAskTime:
-		return e.RequestTime(15)
+		return e.RequestTime(entry.Minutes)
 	case packaging.EntryTimeLeft:
 		return e.TimeLeftText(), nil
 	}

@@ -34,17 +34,29 @@ const EntrySystem = "cabinet"
 
 // Entry is one of Cabinet's entries.
 type Entry struct {
-	Name  string // the file's stem: EntryAskTime
-	Title string // the name ES shows
-	Desc  string
+	Name    string // the file's stem: EntryAskTime
+	Title   string // the name ES shows
+	Desc    string
+	Minutes int // what EntryAskTime asks for
 }
 
 // Entries are Cabinet's entries, in ES's alphabetical order of titles.
 func Entries() []Entry {
 	return []Entry{
-		{EntryAskTime, "Ask for 15 more minutes", "Sends a parent a request for 15 more minutes of play today. The answer shows here."},
-		{EntryTimeLeft, "How much time is left?", "Shows how much play time is left today."},
+		{Name: EntryAskTime, Title: "Ask for 15 more minutes", Minutes: 15,
+			Desc: "Sends a parent a request for 15 more minutes of play today. The answer shows here."},
+		{Name: EntryTimeLeft, Title: "How much time is left?", Desc: "Shows how much play time is left today."},
 	}
+}
+
+// EntryNamed is the entry whose file stem is name.
+func EntryNamed(name string) (Entry, bool) {
+	for _, e := range Entries() {
+		if e.Name == name {
+			return e, true
+		}
+	}
+	return Entry{}, false
 }
 
 // EntryFiles renders the system's declaration, the entries and their game

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,17 +66,9 @@ type esSystem struct {
 
 func realSystems(t *testing.T) map[string]esSystem {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), esWait)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, reales.URL+"/systems", nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
+	body := esGet(t, "/systems")
 	var list []esSystem
-	if err := json.Unmarshal(body, &list); err != nil {
+	if err := json.Unmarshal([]byte(body), &list); err != nil {
 		t.Fatalf("GET /systems: %v\n%s", err, body)
 	}
 	out := map[string]esSystem{}

@@ -83,10 +83,7 @@ func (e *Enforcer) TimeLeftText() string {
 
 // Deny answers the waiting request with no, which the player sees.
 func (e *Enforcer) Deny(by string) (Status, error) {
-	e.mu.Lock()
-	p := e.request
-	e.request = nil
-	e.mu.Unlock()
+	p := e.takeRequest()
 	if p == nil {
 		return e.Status(), ErrNoRequest
 	}
@@ -98,13 +95,18 @@ func (e *Enforcer) Deny(by string) (Status, error) {
 // answered is Grant's part: a waiting request is answered by the time
 // granted, which the player sees.
 func (e *Enforcer) answered(minutes int) {
-	e.mu.Lock()
-	p := e.request
-	e.request = nil
-	e.mu.Unlock()
-	if p != nil {
+	if e.takeRequest() != nil {
 		e.answer(fit(fmt.Sprintf("A parent gave you %d more minutes.", minutes)))
 	}
+}
+
+// takeRequest is the request waiting, which is answered now (nil: none).
+func (e *Enforcer) takeRequest() *timeRequest {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p := e.request
+	e.request = nil
+	return p
 }
 
 // answer shows text over the game when one runs, else in ES's menus.
